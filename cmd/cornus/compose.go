@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/compose"
+	"github.com/cornus-dev/cornus/load"
+)
+
+// composeFlags are docker compose's global flags.
+type composeFlags struct {
+	files        []string
+	projectName  string
+	projectDir   string
+	profiles     []string
+	envFiles     []string
+	devcontainer string
+}
+
+func (f *composeFlags) options(s streams) (compose.Options, error) {
+	wd, err := s.workingDir()
+	if err != nil {
+		return compose.Options{}, err
+	}
+	return compose.Options{
+		Files:        f.files,
+		ProjectName:  f.projectName,
+		ProjectDir:   f.projectDir,
+		Profiles:     f.profiles,
+		EnvFiles:     f.envFiles,
+		Environ:      s.Environ,
+		WorkingDir:   wd,
+		Devcontainer: f.devcontainer,
+	}, nil
+}
+
+// load reads and translates the project, printing warnings to stderr.
+func (f *composeFlags) load(ctx context.Context, s streams) (load.Result, error) {
+	o, err := f.options(s)
+	if err != nil {
+		return load.Result{}, err
+	}
+	r, err := load.Compose(ctx, o)
+	if err != nil {
+		return load.Result{}, err
+	}
+	printWarnings(s.Err, r.Warnings)
+	return r, nil
+}
+
+func newComposeCmd(s streams) *cobra.Command {
+	f := &composeFlags{}
+	cmd := &cobra.Command{
+		Use:   "compose",
+		Short: "Run Compose projects (and devcontainers) with cornus",
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringArrayVarP(&f.files, "file", "f", nil, "Compose configuration files")
+	pf.StringVarP(&f.projectName, "project-name", "p", "", "Project name")
+	pf.StringVar(&f.projectDir, "project-directory", "", "Alternate working directory (default: the first file's directory)")
+	pf.StringArrayVar(&f.profiles, "profile", nil, "Profiles to enable")
+	pf.StringArrayVar(&f.envFiles, "env-file", nil, "Alternate environment files")
+	pf.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
+	cmd.AddCommand(newConfigCmd(f, s))
+	return cmd
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// streams are what a command reads from its process: standard streams,
+// environment and working directory, injectable for tests.
+type streams struct {
+	In      io.Reader
+	Out     io.Writer
+	Err     io.Writer
+	Environ []string // KEY=VALUE; the process environment in main
+	Dir     string   // working directory; "" means the process's
+}
+
+func (s streams) workingDir() (string, error) {
+	if s.Dir != "" {
+		return s.Dir, nil
+	}
+	return os.Getwd()
+}
+
+// exitError carries a specific exit status (e.g. from `compose exec`).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// run executes the command line and returns the process exit status.
+func run(args []string, s streams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// compose-go reports some warnings through logrus; show them like ours.
+	logrus.SetOutput(s.Err)
+	logrus.SetFormatter(warnFormatter{})
+
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(s.Err, "Error: %v\n", err)
+	return 1
+}
+
+func newRootCmd(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cornus",
+		Short:         "Deploy Compose projects and devcontainers to any container runtime",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.AddCommand(
+		newComposeCmd(s),
+		newValidateCmd(s),
+		newVersionCmd(s),
+	)
+	return root
+}
+
+// printWarnings writes one WARN line per warning to stderr.
+func printWarnings(w io.Writer, warns []spec.Warning) {
+	for _, wr := range warns {
+		fmt.Fprintf(w, "WARN %s\n", wr)
+	}
+}
+
+type warnFormatter struct{}
+
+func (warnFormatter) Format(e *logrus.Entry) ([]byte, error) {
+	level := "WARN"
+	if e.Level < logrus.WarnLevel {
+		level = "ERROR"
+	} else if e.Level > logrus.WarnLevel {
+		level = "INFO"
+	}
+	return []byte(level + " " + e.Message + "\n"), nil
+}

@@ -1,0 +1,12 @@
+// Package compose loads Compose projects and devcontainer.json files into
+// compose-go's project model. It is the only cornus package that uses
+// compose-go's loader and OS layer (env files, file discovery).
+//
+// Entry point: [Load]. Compose files get override merging, include,
+// extends, profiles, interpolation, .env and env_file; a devcontainer.json
+// (JSONC, either the image/build or the dockerComposeFile flavour) is mapped
+// onto one Compose service and loaded the same way. cornus's extensions
+// (x-cornus-egress, x-cornus-devcontainer) come back typed and validated.
+//
+// compose imports spec, never translate, engine or backends.
+package compose

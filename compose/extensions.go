@@ -1,0 +1,115 @@
+package compose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Extension keys cornus reads. After Load, their values in the project's
+// and services' Extensions are typed: *spec.Egress and *DevcontainerInfo.
+const (
+	EgressExtension       = "x-cornus-egress"
+	DevcontainerExtension = "x-cornus-devcontainer"
+)
+
+// DevcontainerInfo is what devcontainer.json says about the development
+// session of its primary service: session settings and lifecycle commands.
+type DevcontainerInfo struct {
+	spec.Devcontainer `yaml:",inline"`
+	Hooks             *spec.Hooks `yaml:"hooks,omitempty"`
+}
+
+// withTypedExtensions validates cornus's extensions and returns a copy of
+// the project in which they hold typed values. A service-level
+// x-cornus-egress replaces the project-level one entirely (translate applies
+// that rule); both are checked here so errors name where they are.
+func withTypedExtensions(p *types.Project) (*types.Project, error) {
+	file := strings.Join(p.ComposeFiles, ", ")
+	ext, err := typedExtensions(p.Extensions, "", file)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.WithServicesTransform(func(name string, s types.ServiceConfig) (types.ServiceConfig, error) {
+		e, err := typedExtensions(s.Extensions, "services."+name+".", file)
+		if err != nil {
+			return s, err
+		}
+		s.Extensions = e
+		return s, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Extensions = ext
+	return out, nil
+}
+
+func typedExtensions(in types.Extensions, at, file string) (types.Extensions, error) {
+	if len(in) == 0 {
+		return in, nil
+	}
+	out := make(types.Extensions, len(in))
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := in[k]
+		switch v.(type) {
+		case *spec.Egress, *DevcontainerInfo: // already typed: a reloaded project
+			out[k] = v
+			continue
+		}
+		switch {
+		case k == EgressExtension:
+			var e spec.Egress
+			if err := decodeExtension(v, at+k, file, &e); err != nil {
+				return nil, err
+			}
+			if err := e.Validate(at + k); err != nil {
+				return nil, prefixFile(file, err)
+			}
+			out[k] = &e
+		case k == DevcontainerExtension:
+			var d DevcontainerInfo
+			if err := decodeExtension(v, at+k, file, &d); err != nil {
+				return nil, err
+			}
+			out[k] = &d
+		case strings.HasPrefix(k, "x-cornus-"):
+			return nil, fmt.Errorf("%s: %s%s: unknown cornus extension (known: %s, %s)", file, at, k, EgressExtension, DevcontainerExtension)
+		default:
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func decodeExtension(raw any, at, file string, out any) error {
+	return prefixFile(file, spec.DecodeStrict(raw, at, out))
+}
+
+func prefixFile(file string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
+// Egress returns the typed x-cornus-egress extension, or nil.
+func Egress(ext types.Extensions) *spec.Egress {
+	e, _ := ext[EgressExtension].(*spec.Egress)
+	return e
+}
+
+// Devcontainer returns the typed x-cornus-devcontainer extension, or nil.
+func Devcontainer(ext types.Extensions) *DevcontainerInfo {
+	d, _ := ext[DevcontainerExtension].(*DevcontainerInfo)
+	return d
+}

@@ -1,0 +1,157 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Options select and configure what Load reads. They mirror docker
+// compose's global flags; Environ stands for the process environment so
+// that loading never reads os.Environ behind the caller's back.
+type Options struct {
+	Files        []string // -f, in order; empty: compose.yaml etc. found from WorkingDir upward
+	ProjectName  string   // -p; else COMPOSE_PROJECT_NAME, then `name:`, then the directory name
+	ProjectDir   string   // --project-directory; default: the first file's directory
+	Profiles     []string // --profile; else COMPOSE_PROFILES
+	EnvFiles     []string // --env-file; default: .env in the project directory
+	Environ      []string // KEY=VALUE pairs, normally os.Environ()
+	WorkingDir   string   // where relative -f paths and default discovery start
+	Devcontainer string   // path to a devcontainer.json to load instead of (or on top of) Compose files
+}
+
+// LoadResult is a loaded Compose project plus what the loader could not
+// carry over into it.
+type LoadResult struct {
+	Project  *types.Project
+	Warnings []spec.Warning
+}
+
+// Load reads Compose files (or a devcontainer.json) into a compose-go
+// project: overrides merged, include and extends resolved, profiles applied,
+// variables interpolated, env_file read, and cornus's x-cornus-* extensions
+// parsed and validated into typed values.
+func Load(ctx context.Context, o Options) (LoadResult, error) {
+	if o.Devcontainer != "" {
+		return loadDevcontainer(ctx, o)
+	}
+	po, err := o.projectOptions(o.Files)
+	if err != nil {
+		return LoadResult{}, err
+	}
+	p, err := po.LoadProject(ctx)
+	if err != nil {
+		return LoadResult{}, loadError(err)
+	}
+	p, err = withTypedExtensions(p)
+	if err != nil {
+		return LoadResult{}, err
+	}
+	return LoadResult{Project: p}, nil
+}
+
+// projectOptions builds compose-go options in docker compose's order: the
+// environment, then env files, then profiles and the project name. Files
+// come from -f, else COMPOSE_FILE, else discovery upward from WorkingDir.
+func (o Options) projectOptions(files []string) (*cli.ProjectOptions, error) {
+	files, err := o.composeFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	po, err := cli.NewProjectOptions(files,
+		cli.WithEnv(o.Environ),
+		cli.WithWorkingDirectory(o.ProjectDir),
+		cli.WithEnvFiles(o.absPaths(o.EnvFiles)...),
+		cli.WithDotEnv,
+		cli.WithDefaultProfiles(o.Profiles...),
+		cli.WithName(o.ProjectName),
+	)
+	if err != nil {
+		return nil, loadError(err)
+	}
+	return po, nil
+}
+
+// ComposeFiles returns the Compose files Load would read: -f, else
+// COMPOSE_FILE, else the first default name found upward from WorkingDir.
+func (o Options) ComposeFiles() ([]string, error) { return o.composeFiles(o.Files) }
+
+func (o Options) composeFiles(files []string) ([]string, error) {
+	if len(files) > 0 {
+		return o.absPaths(files), nil
+	}
+	env := envMap(o.Environ)
+	if f, ok := env["COMPOSE_FILE"]; ok && f != "" {
+		sep := env["COMPOSE_PATH_SEPARATOR"]
+		if sep == "" {
+			sep = string(os.PathListSeparator)
+		}
+		return o.absPaths(strings.Split(f, sep)), nil
+	}
+	dir, err := filepath.Abs(o.WorkingDir)
+	if err != nil {
+		return nil, err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if f := firstExisting(d, cli.DefaultFileNames); f != "" {
+			found := []string{f}
+			if ov := firstExisting(d, cli.DefaultOverrideFileNames); ov != "" {
+				found = append(found, ov)
+			}
+			return found, nil
+		}
+		if filepath.Dir(d) == d {
+			return nil, fmt.Errorf("no Compose file (compose.yaml, docker-compose.yml, ...) found in %s or its parents: create one or pass -f FILE", dir)
+		}
+	}
+}
+
+func firstExisting(dir string, names []string) string {
+	for _, n := range names {
+		f := filepath.Join(dir, n)
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			return f
+		}
+	}
+	return ""
+}
+
+func envMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func (o Options) absPaths(files []string) []string {
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		if f != "-" && !filepath.IsAbs(f) && o.WorkingDir != "" {
+			f = filepath.Join(o.WorkingDir, f)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// loadError keeps compose-go's message (it names the file and the field) and
+// adds what to do where compose-go does not say.
+func loadError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "required variable") && strings.Contains(msg, "is missing a value"):
+		return fmt.Errorf("%w (set it in the environment or an .env file)", err)
+	case strings.Contains(msg, "Additional property") && strings.Contains(msg, "is not allowed"):
+		return fmt.Errorf("%w (remove it, or prefix it with x- to keep it as an extension)", err)
+	}
+	return err
+}

@@ -1,0 +1,454 @@
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	projectNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	appNameRE     = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	resourceRE    = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+)
+
+// Validate reports every problem in the project at once, each with its field
+// path. It does not mutate p.
+func (p Project) Validate() error {
+	var ps Problems
+	if p.Name == "" {
+		ps.add("name", "required: set the project name")
+	} else if !projectNameRE.MatchString(p.Name) {
+		ps.add("name", "%q is not a valid project name: use lowercase letters, digits, '-' and '_', starting with a letter or digit", p.Name)
+	}
+	if len(p.Services) == 0 {
+		ps.add("services", "at least one service is required")
+	}
+	for _, key := range sortedKeys(p.Networks) {
+		p.Networks[key].validate("networks."+key, &ps)
+	}
+	for _, key := range sortedKeys(p.Volumes) {
+		v := p.Volumes[key]
+		if !resourceRE.MatchString(key) {
+			ps.add("volumes."+key, "invalid volume name: use letters, digits, '_', '.' and '-'")
+		}
+		if v.External && (v.Driver != "" || len(v.DriverOpts) > 0) {
+			ps.add("volumes."+key+".external", "an external volume cannot set driver or driverOpts")
+		}
+	}
+	for _, name := range p.ServiceNames() {
+		p.validateApp(name, p.Services[name], &ps)
+	}
+	p.validateDependencyCycles(&ps)
+	return ps.Err("")
+}
+
+func (n Network) validate(at string, ps *Problems) {
+	if n.External && (n.Driver != "" || len(n.Subnets) > 0 || len(n.DriverOpts) > 0) {
+		ps.add(at+".external", "an external network cannot set driver, driverOpts or subnets")
+	}
+	for i, s := range n.Subnets {
+		sp := fmt.Sprintf("%s.subnets[%d]", at, i)
+		pfx, err := netip.ParsePrefix(s.Subnet)
+		if err != nil {
+			ps.add(sp+".subnet", "%q is not a CIDR such as 172.28.0.0/16", s.Subnet)
+			continue
+		}
+		if s.Gateway != "" {
+			if gw, err := netip.ParseAddr(s.Gateway); err != nil || !pfx.Contains(gw) {
+				ps.add(sp+".gateway", "%q is not an address inside %s", s.Gateway, s.Subnet)
+			}
+		}
+		if s.IPRange != "" {
+			if r, err := netip.ParsePrefix(s.IPRange); err != nil || !pfx.Contains(r.Addr()) {
+				ps.add(sp+".ipRange", "%q is not a CIDR inside %s", s.IPRange, s.Subnet)
+			}
+		}
+	}
+}
+
+func (p Project) validateApp(name string, a App, ps *Problems) {
+	at := "services." + name
+	if !appNameRE.MatchString(name) {
+		ps.add(at, "invalid service name: use letters, digits, '_', '.' and '-', starting with a letter or digit")
+	}
+	if a.Image == "" {
+		ps.add(at+".image", "required: name the image to run")
+	}
+	if a.Replicas != nil && *a.Replicas < 0 {
+		ps.add(at+".replicas", "must be 0 or more")
+	}
+	if a.ContainerName != "" && a.ReplicaCount() > 1 {
+		ps.add(at+".containerName", "cannot be set when replicas > 1 (names must be unique)")
+	}
+	if a.Restart != "" {
+		if _, err := ParseRestart(a.Restart); err != nil {
+			ps.add(at+".restart", "%v", err)
+		}
+	}
+	switch a.PullPolicy {
+	case "", "always", "never", "missing", "if_not_present", "build":
+	default:
+		ps.add(at+".pullPolicy", "%q is not one of always, never, missing, build", a.PullPolicy)
+	}
+	for i, port := range a.Ports {
+		validatePort(fmt.Sprintf("%s.ports[%d]", at, i), port, ps)
+	}
+	for i, e := range a.Expose {
+		if _, _, _, err := ParsePortRange(e); err != nil {
+			ps.add(fmt.Sprintf("%s.expose[%d]", at, i), "%v", err)
+		}
+	}
+	p.validateNetworking(at, a, ps)
+	p.validateStorage(at, a, ps)
+	validateHealthcheck(at+".healthcheck", a.Healthcheck, ps)
+	for _, dep := range sortedKeys(a.DependsOn) {
+		d := a.DependsOn[dep]
+		dp := at + ".dependsOn." + dep
+		if dep == name {
+			ps.add(dp, "a service cannot depend on itself")
+		} else if _, ok := p.Services[dep]; !ok && d.IsRequired() {
+			ps.add(dp, "service %q is not defined (mark the dependency required: false if it is optional)", dep)
+		}
+		switch d.Condition {
+		case ConditionStarted, ConditionHealthy, ConditionCompleted:
+		default:
+			ps.add(dp+".condition", "%q is not one of %s, %s, %s", d.Condition, ConditionStarted, ConditionHealthy, ConditionCompleted)
+		}
+	}
+	validateHooks(at+".hooks", a.Hooks, ps)
+	validateResources(at+".resources", a.Resources, ps)
+	if a.StopSignal != "" {
+		if _, ok := ParseSignal(a.StopSignal); !ok {
+			ps.add(at+".stopSignal", "%q is not a signal name such as SIGTERM or SIGINT", a.StopSignal)
+		}
+	}
+	if a.StopGracePeriod != nil && *a.StopGracePeriod < 0 {
+		ps.add(at+".stopGracePeriod", "must not be negative")
+	}
+	for i, d := range a.Devices {
+		if d.Source == "" {
+			ps.add(fmt.Sprintf("%s.devices[%d].source", at, i), "required: the host device path")
+		}
+	}
+	for _, k := range sortedKeys(a.Ulimits) {
+		if u := a.Ulimits[k]; u.Soft > u.Hard {
+			ps.add(at+".ulimits."+k, "soft limit %d exceeds hard limit %d", u.Soft, u.Hard)
+		}
+	}
+	if a.ShmSize < 0 {
+		ps.add(at+".shmSize", "must not be negative")
+	}
+	validateNamespaceMode(at+".pidMode", a.PidMode, p, ps, "host")
+	validateNamespaceMode(at+".ipcMode", a.IpcMode, p, ps, "host", "private", "shareable", "none")
+	validateFileMounts(at+".secrets", a.Secrets, ps)
+	validateFileMounts(at+".configs", a.Configs, ps)
+	a.Egress.validate(at+".egress", ps)
+}
+
+func validatePort(at string, port Port, ps *Problems) {
+	if port.Container < 1 || port.Container > 65535 {
+		ps.add(at+".container", "must be 1-65535")
+	}
+	if port.Host < 0 || port.Host > 65535 {
+		ps.add(at+".host", "must be 0-65535 (0 picks a free port)")
+	}
+	if port.HostEnd != 0 && (port.HostEnd < port.Host || port.HostEnd > 65535 || port.Host == 0) {
+		ps.add(at+".hostEnd", "must be between host and 65535")
+	}
+	switch port.Protocol {
+	case "", "tcp", "udp", "sctp":
+	default:
+		ps.add(at+".protocol", "%q is not one of tcp, udp, sctp", port.Protocol)
+	}
+	if port.HostIP != "" {
+		if _, err := netip.ParseAddr(port.HostIP); err != nil {
+			ps.add(at+".hostIP", "%q is not an IP address", port.HostIP)
+		}
+	}
+}
+
+func (p Project) validateNetworking(at string, a App, ps *Problems) {
+	if a.NetworkMode != "" {
+		if len(a.Networks) > 0 {
+			ps.add(at+".networkMode", "cannot be combined with networks")
+		}
+		switch {
+		case a.NetworkMode == "host", a.NetworkMode == "none", a.NetworkMode == "bridge":
+		case strings.HasPrefix(a.NetworkMode, "service:"):
+			if _, ok := p.Services[strings.TrimPrefix(a.NetworkMode, "service:")]; !ok {
+				ps.add(at+".networkMode", "service %q is not defined", strings.TrimPrefix(a.NetworkMode, "service:"))
+			}
+		case strings.HasPrefix(a.NetworkMode, "container:"):
+		default:
+			ps.add(at+".networkMode", "%q is not one of host, none, bridge, service:NAME, container:NAME", a.NetworkMode)
+		}
+	}
+	for i, n := range a.Networks {
+		np := fmt.Sprintf("%s.networks[%d]", at, i)
+		if _, ok := p.Networks[n.Name]; !ok {
+			ps.add(np+".name", "network %q is not declared under networks", n.Name)
+		}
+		if n.IPv4 != "" {
+			if ip, err := netip.ParseAddr(n.IPv4); err != nil || !ip.Is4() {
+				ps.add(np+".ipv4", "%q is not an IPv4 address", n.IPv4)
+			}
+		}
+		if n.IPv6 != "" {
+			if ip, err := netip.ParseAddr(n.IPv6); err != nil || !ip.Is6() {
+				ps.add(np+".ipv6", "%q is not an IPv6 address", n.IPv6)
+			}
+		}
+	}
+	for i, d := range a.DNS {
+		if _, err := netip.ParseAddr(d); err != nil {
+			ps.add(fmt.Sprintf("%s.dns[%d]", at, i), "%q is not an IP address", d)
+		}
+	}
+	for _, h := range sortedKeys(a.ExtraHosts) {
+		for _, ip := range a.ExtraHosts[h] {
+			if _, err := netip.ParseAddr(ip); err != nil && ip != "host-gateway" {
+				ps.add(at+".extraHosts."+h, "%q is not an IP address (or host-gateway)", ip)
+			}
+		}
+	}
+}
+
+func (p Project) validateStorage(at string, a App, ps *Problems) {
+	targets := map[string]string{}
+	claim := func(fp, target string) {
+		if !path.IsAbs(target) {
+			ps.add(fp+".target", "%q must be an absolute path in the container", target)
+			return
+		}
+		if prev, ok := targets[path.Clean(target)]; ok {
+			ps.add(fp+".target", "%q is already mounted by %s", target, prev)
+			return
+		}
+		targets[path.Clean(target)] = fp
+	}
+	for i, m := range a.Mounts {
+		mp := fmt.Sprintf("%s.mounts[%d]", at, i)
+		if m.Source == "" {
+			ps.add(mp+".source", "required: the host path to bind")
+		}
+		claim(mp, m.Target)
+		switch m.Propagation {
+		case "", "private", "rprivate", "shared", "rshared", "slave", "rslave":
+		default:
+			ps.add(mp+".propagation", "%q is not a mount propagation mode", m.Propagation)
+		}
+	}
+	for i, v := range a.Volumes {
+		vp := fmt.Sprintf("%s.volumes[%d]", at, i)
+		claim(vp, v.Target)
+		if v.Source == "" {
+			continue
+		}
+		decl, ok := p.Volumes[v.Source]
+		if !ok {
+			ps.add(vp+".source", "volume %q is not declared under volumes", v.Source)
+		} else if (v.Driver != "" || len(v.DriverOpts) > 0) && (decl.Driver != "" || len(decl.DriverOpts) > 0 || decl.External) {
+			ps.add(vp+".driver", "volume %q is declared under volumes: set driver options there", v.Source)
+		}
+	}
+	for i, t := range a.Tmpfs {
+		claim(fmt.Sprintf("%s.tmpfs[%d]", at, i), t.Target)
+	}
+}
+
+func validateHealthcheck(at string, h *Healthcheck, ps *Problems) {
+	if h == nil {
+		return
+	}
+	if len(h.Test) > 0 {
+		switch h.Test[0] {
+		case "NONE":
+		case "CMD", "CMD-SHELL":
+			if len(h.Test) < 2 {
+				ps.add(at+".test", "%s needs a command after it", h.Test[0])
+			}
+		default:
+			ps.add(at+".test", "must start with CMD, CMD-SHELL or NONE (got %q)", h.Test[0])
+		}
+	} else if !h.Disable {
+		ps.add(at+".test", "required unless disable is true")
+	}
+	for _, d := range []struct {
+		name string
+		v    *Duration
+	}{{"interval", h.Interval}, {"timeout", h.Timeout}, {"startPeriod", h.StartPeriod}, {"startInterval", h.StartInterval}} {
+		if d.v != nil && *d.v < 0 {
+			ps.add(at+"."+d.name, "must not be negative")
+		}
+	}
+	if h.Retries != nil && *h.Retries < 0 {
+		ps.add(at+".retries", "must be 0 or more")
+	}
+}
+
+func validateHooks(at string, h *Hooks, ps *Problems) {
+	if h == nil {
+		return
+	}
+	for _, set := range []struct {
+		name  string
+		hooks []Hook
+	}{{"postCreate", h.PostCreate}, {"postStart", h.PostStart}, {"postAttach", h.PostAttach}, {"preStop", h.PreStop}} {
+		for i, hk := range set.hooks {
+			if len(hk.Command) == 0 {
+				ps.add(fmt.Sprintf("%s.%s[%d].command", at, set.name, i), "required: the command to run")
+			}
+		}
+	}
+}
+
+func validateResources(at string, r *Resources, ps *Problems) {
+	if r == nil {
+		return
+	}
+	for _, side := range []struct {
+		name string
+		l    *ResourceLimits
+	}{{"limits", r.Limits}, {"reservations", r.Reservations}} {
+		if side.l == nil {
+			continue
+		}
+		if side.l.CPUs < 0 {
+			ps.add(at+"."+side.name+".cpus", "must not be negative")
+		}
+		if side.l.Memory < 0 {
+			ps.add(at+"."+side.name+".memory", "must not be negative")
+		}
+		if side.l.Pids < 0 {
+			ps.add(at+"."+side.name+".pids", "must not be negative")
+		}
+	}
+	if r.Limits != nil && r.Reservations != nil && r.Limits.Memory > 0 && r.Reservations.Memory > r.Limits.Memory {
+		ps.add(at+".reservations.memory", "%s exceeds the limit %s", r.Reservations.Memory, r.Limits.Memory)
+	}
+}
+
+func validateNamespaceMode(at, mode string, p Project, ps *Problems, allowed ...string) {
+	if mode == "" {
+		return
+	}
+	for _, a := range allowed {
+		if mode == a {
+			return
+		}
+	}
+	if svc, ok := strings.CutPrefix(mode, "service:"); ok {
+		if _, ok := p.Services[svc]; !ok {
+			ps.add(at, "service %q is not defined", svc)
+		}
+		return
+	}
+	if strings.HasPrefix(mode, "container:") {
+		return
+	}
+	ps.add(at, "%q is not one of %s, service:NAME, container:NAME", mode, strings.Join(allowed, ", "))
+}
+
+func validateFileMounts(at string, fs []FileMount, ps *Problems) {
+	for i, f := range fs {
+		fp := fmt.Sprintf("%s[%d]", at, i)
+		if f.Name == "" {
+			ps.add(fp+".name", "required")
+		}
+		sources := 0
+		for _, s := range []string{f.File, f.Environment, f.Content} {
+			if s != "" {
+				sources++
+			}
+		}
+		if sources != 1 && !(sources == 0 && f.Value != nil) {
+			ps.add(fp, "set exactly one of file, environment or content")
+		}
+		for _, id := range []struct{ name, v string }{{"uid", f.UID}, {"gid", f.GID}} {
+			if id.v != "" {
+				if _, err := strconv.ParseUint(id.v, 10, 32); err != nil {
+					ps.add(fp+"."+id.name, "%q is not a numeric id", id.v)
+				}
+			}
+		}
+	}
+}
+
+func (e *Egress) validate(at string, ps *Problems) {
+	if e == nil {
+		return
+	}
+	switch e.Mode {
+	case "", EgressEnv, EgressProxy, EgressTransparent:
+	default:
+		ps.add(at+".mode", "%q is not one of env, proxy, transparent", e.Mode)
+	}
+	validRoute := func(r string) bool {
+		switch r {
+		case RouteClient, RouteGateway, RouteCluster, RouteDeny:
+			return true
+		}
+		return false
+	}
+	for i, r := range e.Rules {
+		rp := fmt.Sprintf("%s.rules[%d]", at, i)
+		if strings.TrimSpace(r.Pattern) == "" {
+			ps.add(rp+".pattern", "required: a host glob, CIDR or host:port")
+		}
+		if !validRoute(r.Route) {
+			ps.add(rp+".route", "%q is not one of client, gateway, cluster, deny", r.Route)
+		}
+	}
+	if e.Default != "" && !validRoute(e.Default) {
+		ps.add(at+".default", "%q is not one of client, gateway, cluster, deny", e.Default)
+	}
+}
+
+// validateDependencyCycles reports each dependsOn cycle once, on the
+// alphabetically first service in it.
+func (p Project) validateDependencyCycles(ps *Problems) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	reported := map[string]bool{}
+	var stack []string
+	var visit func(string)
+	visit = func(n string) {
+		state[n] = visiting
+		stack = append(stack, n)
+		for _, dep := range sortedKeys(p.Services[n].DependsOn) {
+			if _, ok := p.Services[dep]; !ok {
+				continue
+			}
+			switch state[dep] {
+			case visiting:
+				i := len(stack) - 1
+				for stack[i] != dep {
+					i--
+				}
+				cycle := append(append([]string{}, stack[i:]...), dep)
+				key := strings.Join(sortedCopy(cycle[:len(cycle)-1]), ",")
+				if !reported[key] {
+					reported[key] = true
+					ps.add("services."+dep+".dependsOn", "dependency cycle: %s", strings.Join(cycle, " -> "))
+				}
+			case unvisited:
+				visit(dep)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+	}
+	for _, n := range p.ServiceNames() {
+		if state[n] == unvisited {
+			visit(n)
+		}
+	}
+}
