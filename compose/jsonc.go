@@ -79,9 +79,7 @@ func skipString(b []byte, i int) (int, error) {
 
 // position converts a byte offset into a 1-based line and column.
 func position(b []byte, off int) (line, col int) {
-	if off > len(b) {
-		off = len(b)
-	}
+	off = max(0, min(off, len(b)))
 	line = 1 + bytes.Count(b[:off], []byte("\n"))
 	col = off - bytes.LastIndexByte(b[:off], '\n')
 	return line, col
@@ -99,10 +97,10 @@ func UnmarshalJSONC(src []byte, v any) error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			line, col := position(src, int(se.Offset))
+			line, col := position(src, int(se.Offset)-1) // Offset is just past the bad byte
 			return fmt.Errorf("%d:%d: %s", line, col, se.Error())
 		case errors.As(err, &te):
-			line, col := position(src, int(te.Offset))
+			line, col := position(src, int(te.Offset)-1)
 			return fmt.Errorf("%d:%d: %s: expected %s, got a %s", line, col, te.Field, te.Type, te.Value)
 		}
 		return err

@@ -38,7 +38,14 @@ type LoadResult struct {
 // project: overrides merged, include and extends resolved, profiles applied,
 // variables interpolated, env_file read, and cornus's x-cornus-* extensions
 // parsed and validated into typed values.
-func Load(ctx context.Context, o Options) (LoadResult, error) {
+func Load(ctx context.Context, o Options) (res LoadResult, err error) {
+	defer func() {
+		// compose-go is large and parses untrusted input: never let a bug
+		// there crash the caller (the API server serves many clients).
+		if r := recover(); r != nil {
+			res, err = LoadResult{}, fmt.Errorf("load compose project: internal error on this input (please report it): %v", r)
+		}
+	}()
 	if o.Devcontainer != "" {
 		return loadDevcontainer(ctx, o)
 	}

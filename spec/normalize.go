@@ -11,9 +11,11 @@ const DefaultNetwork = "default"
 // Normalize returns a copy with the defaults Compose applies made explicit:
 // each app's Name set from its key, apps that name no network (and no
 // network mode) attached to "default", and runtime names of networks and
-// volumes defaulted to `<project>_<key>`.
+// volumes defaulted to `<project>_<key>`, and empty lists and maps unset
+// (except commands, where empty means "clear the image's default").
 func (p Project) Normalize() Project {
 	out := p.clone()
+	dropEmpty(reflect.ValueOf(&out).Elem())
 	usesDefault := false
 	for name, a := range out.Services {
 		a.Name = name
@@ -113,5 +115,43 @@ func deepCopy(dst, src reflect.Value) {
 		dst.Set(n)
 	default:
 		dst.Set(src)
+	}
+}
+
+var commandType = reflect.TypeFor[Command]()
+
+// dropEmpty sets empty slices and maps to nil, recursively, so a spec has
+// one canonical form whichever way it was written.
+func dropEmpty(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			dropEmpty(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Field(i).CanSet() {
+				dropEmpty(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if v.Len() == 0 && v.Type() != commandType {
+			v.SetZero()
+			return
+		}
+		for i := range v.Len() {
+			dropEmpty(v.Index(i))
+		}
+	case reflect.Map:
+		if v.Len() == 0 {
+			v.SetZero()
+			return
+		}
+		for it := v.MapRange(); it.Next(); {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			dropEmpty(e)
+			v.SetMapIndex(it.Key(), e)
+		}
 	}
 }

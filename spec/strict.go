@@ -186,6 +186,7 @@ func join(path, key string) string {
 func trimYAMLError(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
+	s = strings.TrimPrefix(s, "yaml: ")
 	return strings.TrimSpace(s)
 }
 
