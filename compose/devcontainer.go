@@ -32,7 +32,7 @@ type devcontainerConfig struct {
 	RunServices       []string            `json:"runServices"`
 	WorkspaceFolder   string              `json:"workspaceFolder"`
 	WorkspaceMount    string              `json:"workspaceMount"`
-	Mounts            []devcontainerMount `json:"mounts"`
+	Mounts            []json.RawMessage `json:"mounts"`
 	ContainerEnv      map[string]string   `json:"containerEnv"`
 	RemoteEnv         map[string]*string  `json:"remoteEnv"`
 	ContainerUser     string              `json:"containerUser"`
@@ -93,6 +93,11 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 	if err := UnmarshalJSONC(data, &raw); err != nil {
 		return LoadResult{}, fmt.Errorf("%s:%w", path, err)
 	}
+	// Decode once before variable expansion, which never changes types, so
+	// type errors point at line:column in the file.
+	if err := UnmarshalJSONC(data, new(devcontainerConfig)); err != nil {
+		return LoadResult{}, fmt.Errorf("%s:%w", path, err)
+	}
 	ws := workspaceOf(path)
 	vars := newDevcontainerVars(path, ws, envMap(o.Environ))
 	// The container workspace may itself use local variables.
@@ -135,19 +140,29 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 	if vols := namedVolumes(svc); len(vols) > 0 {
 		model["volumes"] = vols
 	}
-	override := types.ConfigFile{Filename: path, Config: escapeDollars(model).(map[string]any)}
+	escaped := escapeDollars(model).(map[string]any)
+	// Content must be set too: compose-go reads a file's Content (or the
+	// file itself) to find a top-level name, and devcontainer.json's display
+	// "name" is not a project name.
+	content, err := yaml.Marshal(escaped)
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("%s: %w", path, err)
+	}
+	override := types.ConfigFile{Filename: path, Config: escaped, Content: content}
 
 	env := types.Mapping(envMap(o.Environ))
 	details := types.ConfigDetails{WorkingDir: ws, Environment: env}
+	lc := loadContext{files: []string{path}, nameSource: o.nameSource()}
 	nameDefault := loader.NormalizeProjectName(filepath.Base(ws) + "_devcontainer")
 	if composeFlavour {
 		files := make([]string, len(dc.DockerComposeFile))
 		for i, f := range dc.DockerComposeFile {
 			files[i] = resolveFrom(filepath.Dir(path), f)
 		}
+		lc.files = files
 		po, err := Options{Environ: o.Environ, EnvFiles: o.EnvFiles, ProjectDir: o.ProjectDir, WorkingDir: o.WorkingDir}.projectOptions(files)
 		if err != nil {
-			return LoadResult{}, err
+			return LoadResult{}, lc.loadError(err)
 		}
 		wd, err := po.GetWorkingDir()
 		if err != nil {
@@ -155,7 +170,7 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 		}
 		cd, err := po.ReadConfigFiles(ctx, wd, po)
 		if err != nil {
-			return LoadResult{}, loadError(err)
+			return LoadResult{}, lc.loadError(err)
 		}
 		details = types.ConfigDetails{WorkingDir: wd, ConfigFiles: cd.ConfigFiles, Environment: po.Environment}
 	}
@@ -165,7 +180,7 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 	if len(profiles) == 0 && env["COMPOSE_PROFILES"] != "" {
 		profiles = strings.Split(env["COMPOSE_PROFILES"], ",")
 	}
-	p, err := loader.LoadWithContext(ctx, details, loader.WithProfiles(profiles), func(lo *loader.Options) {
+	loadOpts := []func(*loader.Options){loader.WithProfiles(profiles), func(lo *loader.Options) {
 		switch {
 		case o.ProjectName != "":
 			lo.SetProjectName(o.ProjectName, true)
@@ -174,12 +189,25 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 		default:
 			lo.SetProjectName(nameDefault, false)
 		}
-	})
+	}}
+	undefined := fmt.Errorf("%s: service: %q is not defined in %s: name one of its services", path, svcName, strings.Join(dc.DockerComposeFile, ", "))
+	p, err := loader.LoadWithContext(ctx, details, loadOpts...)
 	if err != nil {
-		return LoadResult{}, loadError(err)
+		if composeFlavour {
+			// The override may be what fails ("no image") when the service
+			// does not exist: check without it to say so.
+			base := details
+			base.ConfigFiles = details.ConfigFiles[:len(details.ConfigFiles)-1]
+			if bp, berr := loader.LoadWithContext(ctx, base, loadOpts...); berr == nil {
+				if _, ok := bp.Services[svcName]; !ok {
+					return LoadResult{}, undefined
+				}
+			}
+		}
+		return LoadResult{}, lc.loadError(err)
 	}
 	if _, ok := p.Services[svcName]; !ok {
-		return LoadResult{}, fmt.Errorf("%s: service: %q is not defined in %s", path, svcName, strings.Join(dc.DockerComposeFile, ", "))
+		return LoadResult{}, undefined
 	}
 	if composeFlavour && len(dc.RunServices) > 0 {
 		if p, err = p.WithSelectedServices(append([]string{svcName}, dc.RunServices...)); err != nil {
@@ -245,7 +273,10 @@ func (dc devcontainerConfig) serviceModel(path, ws, cws string, composeFlavour b
 		}
 		mount := dc.WorkspaceMount
 		if mount == "" {
-			mount = "type=bind,source=" + ws + ",target=" + cws
+			// The default mount target stays /workspaces/<name> even when
+			// workspaceFolder moves the working folder (as in the
+			// devcontainer CLI).
+			mount = "type=bind,source=" + ws + ",target=/workspaces/" + filepath.Base(ws)
 		}
 		m, err := parseMountString(mount)
 		if err != nil {
@@ -262,8 +293,12 @@ func (dc devcontainerConfig) serviceModel(path, ws, cws string, composeFlavour b
 	}
 	if len(dc.Mounts) > 0 {
 		vols, _ := svc["volumes"].([]any)
-		for _, m := range dc.Mounts {
-			vols = append(vols, m.compose)
+		for i, raw := range dc.Mounts {
+			m, err := devcontainerMount(raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("mounts[%d]: %w", i, err)
+			}
+			vols = append(vols, m)
 		}
 		svc["volumes"] = vols
 	}
@@ -302,6 +337,9 @@ func (dc devcontainerConfig) serviceModel(path, ws, cws string, composeFlavour b
 			w, err := applyRunArgs(svc, dc.RunArgs)
 			if err != nil {
 				return nil, nil, fmt.Errorf("runArgs: %w", err)
+			}
+			for i := range w {
+				w[i].Service = "devcontainer"
 			}
 			warns = append(warns, w...)
 		}
@@ -428,7 +466,9 @@ func appPorts(raw json.RawMessage) ([]any, error) {
 	for _, it := range items {
 		switch p := it.(type) {
 		case float64:
-			out = append(out, fmt.Sprintf("%d:%d", int(p), int(p)))
+			// A bare port is published on loopback only, as the
+			// devcontainer CLI does.
+			out = append(out, fmt.Sprintf("127.0.0.1:%d:%d", int(p), int(p)))
 		case string:
 			if !strings.Contains(p, ":") {
 				p = p + ":" + p
@@ -441,27 +481,21 @@ func appPorts(raw json.RawMessage) ([]any, error) {
 	return out, nil
 }
 
-// devcontainerMount is a mounts entry: "type=bind,source=…,target=…" or
-// {"type","source","target"}.
-type devcontainerMount struct{ compose map[string]any }
-
-func (m *devcontainerMount) UnmarshalJSON(b []byte) error {
+// devcontainerMount converts a mounts entry, "type=bind,source=…,target=…"
+// or {"type","source","target"}, into a Compose long-syntax volume.
+func devcontainerMount(raw json.RawMessage) (map[string]any, error) {
 	var s string
-	if json.Unmarshal(b, &s) == nil {
-		v, err := parseMountString(s)
-		m.compose = v
-		return err
+	if json.Unmarshal(raw, &s) == nil {
+		return parseMountString(s)
 	}
 	var o struct {
 		Type, Source, Target string
 		ReadOnly             bool `json:"readonly"`
 	}
-	if err := json.Unmarshal(b, &o); err != nil {
-		return fmt.Errorf("mounts: expected a string or {type, source, target}")
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("expected a string or {type, source, target}")
 	}
-	v, err := composeMount(o.Type, o.Source, o.Target, o.ReadOnly)
-	m.compose = v
-	return err
+	return composeMount(o.Type, o.Source, o.Target, o.ReadOnly)
 }
 
 // parseMountString parses docker's --mount syntax.

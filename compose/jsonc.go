@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // StandardizeJSONC turns JSON with comments (// and /* */) and trailing
@@ -101,9 +102,39 @@ func UnmarshalJSONC(src []byte, v any) error {
 			return fmt.Errorf("%d:%d: %s", line, col, se.Error())
 		case errors.As(err, &te):
 			line, col := position(src, int(te.Offset)-1)
-			return fmt.Errorf("%d:%d: %s: expected %s, got a %s", line, col, te.Field, te.Type, te.Value)
+			return fmt.Errorf("%d:%d: %s: expected %s, got %s", line, col, te.Field, jsonKind(te.Type), article(te.Value))
 		}
 		return err
 	}
 	return nil
+}
+
+// jsonKind names a Go type as the JSON value it accepts.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64, reflect.Float32, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return "a number"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 { // json.RawMessage
+			return "a value"
+		}
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
+}
+
+func article(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	}
+	return "a " + v
 }

@@ -29,7 +29,7 @@ func TestUnmarshalJSONCErrors(t *testing.T) {
 		{"{\n  \"a\": 1\n  \"b\": 2\n}", `3:3: invalid character '"' after object key:value pair`},
 		{"{\"a\": /* open", `1:7: unterminated /* comment`},
 		{"{\"a\": \"open\n}", `1:7: unterminated string`},
-		{"{\"image\": 5}", `1:11: image: expected string, got a number`},
+		{"{\"image\": 5}", `1:11: image: expected a string, got a number`},
 	}
 	for _, c := range cases {
 		var v struct {

@@ -49,13 +49,18 @@ func Load(ctx context.Context, o Options) (res LoadResult, err error) {
 	if o.Devcontainer != "" {
 		return loadDevcontainer(ctx, o)
 	}
-	po, err := o.projectOptions(o.Files)
+	files, err := o.ComposeFiles()
 	if err != nil {
 		return LoadResult{}, err
 	}
+	lc := loadContext{files: files, nameSource: o.nameSource()}
+	po, err := o.projectOptions(files)
+	if err != nil {
+		return LoadResult{}, lc.loadError(err)
+	}
 	p, err := po.LoadProject(ctx)
 	if err != nil {
-		return LoadResult{}, loadError(err)
+		return LoadResult{}, lc.loadError(err)
 	}
 	p, err = withTypedExtensions(p)
 	if err != nil {
@@ -65,14 +70,9 @@ func Load(ctx context.Context, o Options) (res LoadResult, err error) {
 }
 
 // projectOptions builds compose-go options in docker compose's order: the
-// environment, then env files, then profiles and the project name. Files
-// come from -f, else COMPOSE_FILE, else discovery upward from WorkingDir.
+// environment, then env files, then profiles and the project name.
 func (o Options) projectOptions(files []string) (*cli.ProjectOptions, error) {
-	files, err := o.composeFiles(files)
-	if err != nil {
-		return nil, err
-	}
-	po, err := cli.NewProjectOptions(files,
+	return cli.NewProjectOptions(files,
 		cli.WithEnv(o.Environ),
 		cli.WithWorkingDirectory(o.ProjectDir),
 		cli.WithEnvFiles(o.absPaths(o.EnvFiles)...),
@@ -80,10 +80,17 @@ func (o Options) projectOptions(files []string) (*cli.ProjectOptions, error) {
 		cli.WithDefaultProfiles(o.Profiles...),
 		cli.WithName(o.ProjectName),
 	)
-	if err != nil {
-		return nil, loadError(err)
+}
+
+// nameSource says where an explicit project name comes from, for errors.
+func (o Options) nameSource() string {
+	switch {
+	case o.ProjectName != "":
+		return "-p"
+	case envMap(o.Environ)["COMPOSE_PROJECT_NAME"] != "":
+		return "COMPOSE_PROJECT_NAME"
 	}
-	return po, nil
+	return ""
 }
 
 // ComposeFiles returns the Compose files Load would read: -f, else
@@ -148,17 +155,4 @@ func (o Options) absPaths(files []string) []string {
 		out = append(out, f)
 	}
 	return out
-}
-
-// loadError keeps compose-go's message (it names the file and the field) and
-// adds what to do where compose-go does not say.
-func loadError(err error) error {
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "required variable") && strings.Contains(msg, "is missing a value"):
-		return fmt.Errorf("%w (set it in the environment or an .env file)", err)
-	case strings.Contains(msg, "Additional property") && strings.Contains(msg, "is not allowed"):
-		return fmt.Errorf("%w (remove it, or prefix it with x- to keep it as an extension)", err)
-	}
-	return err
 }

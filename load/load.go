@@ -2,9 +2,11 @@ package load
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cornus-dev/cornus/compose"
 	"github.com/cornus-dev/cornus/spec"
@@ -40,6 +42,13 @@ func Compose(ctx context.Context, o compose.Options) (Result, error) {
 	warns = append(lr.Warnings, warns...)
 	translate.SortWarnings(warns)
 	if err := p.Validate(); err != nil {
+		// Name fields as the Compose file spells them, not as the spec does.
+		var ve *spec.ValidationError
+		if errors.As(err, &ve) {
+			for i := range ve.Problems {
+				ve.Problems[i].Path = translate.ComposePath(ve.Problems[i].Path)
+			}
+		}
 		return Result{}, fmt.Errorf("%s: %w", describeFiles(lr.Project.ComposeFiles, o.Devcontainer), err)
 	}
 	return Result{Project: p, Warnings: warns, Dir: lr.Project.WorkingDir}, nil
@@ -79,8 +88,6 @@ func describeFiles(files []string, devcontainer string) string {
 	switch {
 	case devcontainer != "":
 		return devcontainer
-	case len(files) == 1:
-		return files[0]
 	}
-	return fmt.Sprint(files)
+	return strings.Join(files, ", ")
 }

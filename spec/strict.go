@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -121,21 +120,27 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 }
 
 func unknownFieldMsg(key string, fields map[string]reflect.StructField) string {
-	best, bestDist := "", 3
 	names := make([]string, 0, len(fields))
 	for k := range fields {
 		names = append(names, k)
 	}
-	sort.Strings(names)
-	for _, k := range names {
+	if best := Suggest(key, names); best != "" {
+		return fmt.Sprintf("unknown field %q; did you mean %q?", key, best)
+	}
+	return fmt.Sprintf("unknown field %q", key)
+}
+
+// Suggest returns the candidate closest to a mistyped key (at most two
+// edits away, ignoring case), or "".
+func Suggest(key string, candidates []string) string {
+	sorted := sortedCopy(candidates)
+	best, bestDist := "", 3
+	for _, k := range sorted {
 		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
-	if best != "" {
-		return fmt.Sprintf("unknown field %q; did you mean %q?", key, best)
-	}
-	return fmt.Sprintf("unknown field %q", key)
+	return best
 }
 
 func editDistance(a, b string) int {

@@ -274,9 +274,8 @@ func validateHealthcheck(at string, h *Healthcheck, ps *Problems) {
 		default:
 			ps.add(at+".test", "must start with CMD, CMD-SHELL or NONE (got %q)", h.Test[0])
 		}
-	} else if !h.Disable {
-		ps.add(at+".test", "required unless disable is true")
 	}
+	// No test keeps the image's own, with the timings given here.
 	for _, d := range []struct {
 		name string
 		v    *Duration

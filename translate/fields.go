@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/cornus-dev/cornus/compose"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -45,12 +45,12 @@ var serviceFields = map[string]string{
 	// storage
 	"volumes": mapped, "tmpfs": mapped, "secrets": mapped, "configs": mapped,
 	"logging": mapped, "log_driver": mapped, "log_opt": mapped,
-	"build": mapped, // warned about in translate, naming the image that must exist
+	"build":    mapped, // warned about in translate, naming the image that must exist
+	"provider": mapped, // warned about in translate: the service is skipped
 
 	"dockerfile":          "cornus does not build images yet",
 	"develop":             "compose watch is not supported",
 	"attach":              "every service's logs are shown",
-	"provider":            "provider services are not supported",
 	"external_links":      "links to containers outside the project are not supported; use an external network",
 	"net":                 "the legacy net attribute is not supported; use network_mode",
 	"pre_start":           "pre_start init containers are not supported yet",
@@ -87,34 +87,11 @@ var serviceFields = map[string]string{
 	"volumes_from":        "volumes_from is not supported; share a named volume",
 }
 
-// serviceAttrs returns the YAML attribute names of ServiceConfig (inline
-// structs flattened) with their field index paths.
-func serviceAttrs() map[string][]int {
-	out := map[string][]int{}
-	var walk func(t reflect.Type, prefix []int)
-	walk = func(t reflect.Type, prefix []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			idx := append(append([]int{}, prefix...), i)
-			switch {
-			case strings.Contains(opts, "inline") && name == "":
-				walk(f.Type, idx)
-			case name == "" || name == "-" || strings.HasPrefix(name, "#") || name == "name":
-			default:
-				out[name] = idx
-			}
-		}
-	}
-	walk(reflect.TypeFor[types.ServiceConfig](), nil)
-	return out
-}
-
 // unmappedWarnings warns once for each attribute set on s that translate
 // does not map.
 func unmappedWarnings(s types.ServiceConfig) []spec.Warning {
 	v := reflect.ValueOf(s)
-	attrs := serviceAttrs()
+	attrs := compose.ServiceAttributes()
 	names := make([]string, 0, len(attrs))
 	for n := range attrs {
 		names = append(names, n)

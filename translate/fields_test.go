@@ -17,7 +17,7 @@ import (
 // that serviceFields does not classify (so a new field cannot slip through
 // silently) or when serviceFields names one compose-go no longer has.
 func TestServiceFieldsComplete(t *testing.T) {
-	attrs := serviceAttrs()
+	attrs := compose.ServiceAttributes()
 	if len(attrs) < 90 {
 		t.Fatalf("found only %d service attributes: is the reflection walk broken?", len(attrs))
 	}
@@ -190,8 +190,8 @@ func TestEveryAttributeMappedOrWarned(t *testing.T) {
 	if len(baseWarns) != 0 {
 		t.Fatalf("baseline has warnings: %v", baseWarns)
 	}
-	names := make([]string, 0, len(serviceAttrs()))
-	for n := range serviceAttrs() {
+	names := make([]string, 0, len(compose.ServiceAttributes()))
+	for n := range compose.ServiceAttributes() {
 		names = append(names, n)
 	}
 	sort.Strings(names)

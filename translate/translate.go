@@ -22,7 +22,21 @@ func Translate(p *types.Project) (spec.Project, []spec.Warning) {
 	p = p.WithoutUnnecessaryResources()
 	out := spec.Project{Name: p.Name, Services: map[string]spec.App{}}
 	for _, name := range p.ServiceNames() {
+		if s := p.Services[name]; s.Provider != nil {
+			// Provider services are run by a compose plugin, not as
+			// containers: leave them (and dependencies on them) out.
+			t.warn(name, "provider", "provider services (type %q) are not supported; service skipped", s.Provider.Type)
+			continue
+		}
 		out.Services[name] = t.app(p.Services[name])
+	}
+	for name, a := range out.Services {
+		for dep := range a.DependsOn {
+			if s, ok := p.Services[dep]; ok && s.Provider != nil {
+				t.warn(name, "depends_on."+dep, "dependency on skipped provider service %q dropped", dep)
+				delete(a.DependsOn, dep)
+			}
+		}
 	}
 	for _, name := range p.NetworkNames() {
 		if out.Networks == nil {
@@ -145,12 +159,11 @@ func (t *translator) replicas(s types.ServiceConfig) *int {
 	return &n
 }
 
+// restart maps restart, letting deploy.restart_policy win as docker
+// compose does.
 func (t *translator) restart(s types.ServiceConfig) string {
-	if s.Restart != "" {
-		return s.Restart
-	}
 	if s.Deploy == nil || s.Deploy.RestartPolicy == nil {
-		return ""
+		return s.Restart
 	}
 	rp := s.Deploy.RestartPolicy
 	if rp.Delay != nil {
@@ -209,7 +222,7 @@ func hosts(h types.HostsList) map[string][]string {
 
 func (t *translator) ports(s types.ServiceConfig) []spec.Port {
 	var out []spec.Port
-	for i, p := range s.Ports {
+	for _, p := range s.Ports {
 		port := spec.Port{Name: p.Name, HostIP: p.HostIP, Container: int(p.Target), Protocol: p.Protocol}
 		if p.Published != "" {
 			lo, hi, isRange := strings.Cut(p.Published, "-")
@@ -219,7 +232,7 @@ func (t *translator) ports(s types.ServiceConfig) []spec.Port {
 			}
 		}
 		if p.AppProtocol != "" {
-			t.warn(s.Name, fmt.Sprintf("ports[%d].app_protocol", i), "application protocol hints are not supported; ignored")
+			t.warn(s.Name, "ports.app_protocol", "application protocol %q of container port %d is not supported; ignored", p.AppProtocol, p.Target)
 		}
 		out = append(out, port)
 	}
@@ -376,7 +389,7 @@ func (t *translator) fileMounts(service, kind string, refs []types.FileReference
 		fm := spec.FileMount{Name: r.Source, UID: r.UID, GID: r.GID}
 		switch {
 		case bool(def.External):
-			t.warn(service, at, "external %s %q (a swarm object) is not supported; ignored", kind, r.Source)
+			t.warn(service, at, "external %s %q (a swarm object) is not supported; ignored", strings.TrimSuffix(kind, "s"), r.Source)
 			continue
 		case def.Environment != "":
 			fm.Environment = def.Environment

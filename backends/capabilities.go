@@ -1,0 +1,133 @@
+package backends
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Capabilities say what a backend honors. Every spec.App field is honored
+// unless listed in Gaps; a gap on "resources" covers every resources.* path.
+type Capabilities struct {
+	// Gaps maps spec field paths the backend cannot honor to the reason.
+	Gaps map[string]string
+	// NativeHealthcheck: the runtime runs healthchecks itself; otherwise
+	// the engine runs them through Exec.
+	NativeHealthcheck bool
+	// NativeRestart: the runtime restarts containers by policy.
+	NativeRestart bool
+}
+
+// Gap returns the reason path (or a prefix of it) is not honored.
+func (c Capabilities) Gap(path string) (string, bool) {
+	for p := path; p != ""; {
+		if r, ok := c.Gaps[p]; ok {
+			return r, true
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return "", false
+}
+
+// engineFields are handled by the engine for every backend.
+var engineFields = map[string]bool{
+	"replicas": true, "dependsOn": true, "hooks": true, "devcontainer": true,
+	"pullPolicy": true, "containerName": true,
+}
+
+// UsedFields lists the spec paths an app sets, for comparison with a
+// backend's gaps: top-level fields, and one level down inside structs and
+// lists of structs ("healthcheck.startInterval", "volumes.subpath",
+// "resources.limits.memory" two levels for resources).
+func UsedFields(a spec.App) []string {
+	set := map[string]bool{}
+	v := reflect.ValueOf(a)
+	t := v.Type()
+	for i := range t.NumField() {
+		name := yamlName(t.Field(i))
+		if name == "" || engineFields[name] || v.Field(i).IsZero() {
+			continue
+		}
+		set[name] = true
+		collectNested(name, v.Field(i), set, 2)
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func collectNested(prefix string, v reflect.Value, set map[string]bool, depth int) {
+	if depth == 0 {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			collectNested(prefix, v.Elem(), set, depth)
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct {
+			for i := range v.Len() {
+				collectNested(prefix, v.Index(i), set, depth)
+			}
+		}
+	case reflect.Struct:
+		if !strings.HasPrefix(v.Type().PkgPath(), "github.com/cornus-dev/cornus/spec") {
+			return
+		}
+		for i := range v.NumField() {
+			name := yamlName(v.Type().Field(i))
+			if name == "" || v.Field(i).IsZero() {
+				continue
+			}
+			p := prefix + "." + name
+			set[p] = true
+			if prefix == "resources" {
+				collectNested(p, v.Field(i), set, depth-1)
+			}
+		}
+	}
+}
+
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	return name
+}
+
+// Unhonored returns one warning per field of the app the backend cannot
+// honor, naming field, service and backend. Paths under a reported gap are
+// not repeated.
+func Unhonored(backend string, caps Capabilities, a spec.App) []spec.Warning {
+	var out []spec.Warning
+	reported := map[string]bool{}
+	for _, p := range UsedFields(a) {
+		reason, ok := caps.Gap(p)
+		if !ok {
+			continue
+		}
+		covered := false
+		for r := range reported {
+			if strings.HasPrefix(p, r+".") {
+				covered = true
+			}
+		}
+		if covered {
+			continue
+		}
+		reported[p] = true
+		out = append(out, spec.Warning{Service: a.Name, Field: p, Message: "not supported by the " + backend + " backend (" + reason + "); ignored"})
+	}
+	return out
+}

@@ -1,0 +1,29 @@
+package backends
+
+// Labels cornus puts on everything it creates, so ps/down find it all again
+// (even after a crash) without local state.
+const (
+	LabelProject    = "cornus.project"
+	LabelApp        = "cornus.app"
+	LabelReplica    = "cornus.replica"
+	LabelConfigHash = "cornus.config-hash"
+	LabelNetwork    = "cornus.network"    // network key in the project
+	LabelVolume     = "cornus.volume"     // volume key in the project
+	LabelDependsOn  = "cornus.depends-on" // comma-separated app names, for teardown order
+	LabelStopGrace  = "cornus.stop-grace" // seconds, for backends without a native grace period
+	LabelOneoff     = "cornus.oneoff"     // "true" for `run` containers
+)
+
+// Docker Compose's labels, set too so docker compose and tools that read
+// them (IDEs, the devcontainer CLI) recognise cornus's containers.
+const (
+	ComposeProject    = "com.docker.compose.project"
+	ComposeService    = "com.docker.compose.service"
+	ComposeNumber     = "com.docker.compose.container-number"
+	ComposeOneoff     = "com.docker.compose.oneoff"
+	ComposeConfigHash = "com.docker.compose.config-hash"
+	ComposeNetwork    = "com.docker.compose.network"
+	ComposeVolume     = "com.docker.compose.volume"
+	ComposeDependsOn  = "com.docker.compose.depends_on"
+	ComposeVersion    = "com.docker.compose.version"
+)
