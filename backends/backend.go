@@ -213,21 +213,21 @@ type ContainerDetails struct {
 
 // ContainerConfig is the effective process configuration of a container.
 type ContainerConfig struct {
-	Hostname    string
-	Domainname  string
-	User        string
-	Env         []string
-	Cmd         []string
-	Entrypoint  []string
-	WorkingDir  string
-	TTY         bool
-	OpenStdin   bool
-	StopSignal  string
-	StopTimeout *int
-	Healthcheck *spec.Healthcheck
+	Hostname      string
+	Domainname    string
+	User          string
+	Env           []string
+	Cmd           []string
+	Entrypoint    []string
+	WorkingDir    string
+	TTY           bool
+	OpenStdin     bool
+	StopSignal    string
+	StopTimeout   *int
+	Healthcheck   *spec.Healthcheck
 	RestartPolicy string
-	Privileged  bool
-	Init        bool
+	Privileged    bool
+	Init          bool
 }
 
 // MountPoint is one mount of a container.
@@ -321,21 +321,21 @@ type AttachOptions struct {
 
 // Image is a local image.
 type Image struct {
-	ID         string
-	Tags       []string
-	Digests    []string
-	Size       int64
-	Created    time.Time
-	Entrypoint []string
-	Cmd        []string
-	Env        []string
-	WorkingDir string
-	User       string
-	Labels     map[string]string
+	ID           string
+	Tags         []string
+	Digests      []string
+	Size         int64
+	Created      time.Time
+	Entrypoint   []string
+	Cmd          []string
+	Env          []string
+	WorkingDir   string
+	User         string
+	Labels       map[string]string
 	ExposedPorts []string
-	Healthcheck *spec.Healthcheck
+	Healthcheck  *spec.Healthcheck
 	Architecture string
-	OS         string
+	OS           string
 }
 
 // PullProgress is one progress event of a pull.

@@ -22,29 +22,29 @@ import (
 // devcontainerConfig is the part of devcontainer.json cornus reads
 // (https://containers.dev/implementors/json_reference/).
 type devcontainerConfig struct {
-	Name              string              `json:"name"`
-	Image             string              `json:"image"`
-	Build             *devcontainerBuild  `json:"build"`
-	DockerFile        string              `json:"dockerFile"` // legacy spelling of build.dockerfile
-	Context           string              `json:"context"`    // legacy spelling of build.context
-	DockerComposeFile stringList          `json:"dockerComposeFile"`
-	Service           string              `json:"service"`
-	RunServices       []string            `json:"runServices"`
-	WorkspaceFolder   string              `json:"workspaceFolder"`
-	WorkspaceMount    string              `json:"workspaceMount"`
-	Mounts            []json.RawMessage `json:"mounts"`
-	ContainerEnv      map[string]string   `json:"containerEnv"`
-	RemoteEnv         map[string]*string  `json:"remoteEnv"`
-	ContainerUser     string              `json:"containerUser"`
-	RemoteUser        string              `json:"remoteUser"`
-	ForwardPorts      []json.RawMessage   `json:"forwardPorts"`
-	AppPort           json.RawMessage     `json:"appPort"`
-	OverrideCommand   *bool               `json:"overrideCommand"`
-	RunArgs           []string            `json:"runArgs"`
-	Privileged        bool                `json:"privileged"`
-	CapAdd            []string            `json:"capAdd"`
-	SecurityOpt       []string            `json:"securityOpt"`
-	Init              bool                `json:"init"`
+	Name              string             `json:"name"`
+	Image             string             `json:"image"`
+	Build             *devcontainerBuild `json:"build"`
+	DockerFile        string             `json:"dockerFile"` // legacy spelling of build.dockerfile
+	Context           string             `json:"context"`    // legacy spelling of build.context
+	DockerComposeFile stringList         `json:"dockerComposeFile"`
+	Service           string             `json:"service"`
+	RunServices       []string           `json:"runServices"`
+	WorkspaceFolder   string             `json:"workspaceFolder"`
+	WorkspaceMount    string             `json:"workspaceMount"`
+	Mounts            []json.RawMessage  `json:"mounts"`
+	ContainerEnv      map[string]string  `json:"containerEnv"`
+	RemoteEnv         map[string]*string `json:"remoteEnv"`
+	ContainerUser     string             `json:"containerUser"`
+	RemoteUser        string             `json:"remoteUser"`
+	ForwardPorts      []json.RawMessage  `json:"forwardPorts"`
+	AppPort           json.RawMessage    `json:"appPort"`
+	OverrideCommand   *bool              `json:"overrideCommand"`
+	RunArgs           []string           `json:"runArgs"`
+	Privileged        bool               `json:"privileged"`
+	CapAdd            []string           `json:"capAdd"`
+	SecurityOpt       []string           `json:"securityOpt"`
+	Init              bool               `json:"init"`
 
 	InitializeCommand    json.RawMessage `json:"initializeCommand"`
 	OnCreateCommand      json.RawMessage `json:"onCreateCommand"`
