@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/progress"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// converged reports what converging one app did.
+type converged struct {
+	recreated bool // at least one replica was created anew
+}
+
+// converge makes the app's replicas match the spec: unchanged ones are left
+// running (started if stopped), changed ones recreated, missing ones
+// created, extra ones removed. Replicas are handled in parallel.
+func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, force bool) (converged, error) {
+	files, err := e.files(a)
+	if err != nil {
+		return converged{}, err
+	}
+	a, err = e.resolveServiceRefs(ctx, p, a)
+	if err != nil {
+		return converged{}, err
+	}
+	hash := configHash(p, a, files)
+	existing, err := e.b.List(ctx, backends.ListOptions{Labels: appLabels(p.Name, a.Name), All: true})
+	if err != nil {
+		return converged{}, fmt.Errorf("list containers of %s: %w", a.Name, err)
+	}
+	byReplica := map[int]backends.Container{}
+	var extra []backends.Container
+	n := a.ReplicaCount()
+	for _, c := range existing {
+		r, _ := strconv.Atoi(c.Replica())
+		if _, dup := byReplica[r]; dup || r < 1 || r > n {
+			extra = append(extra, c)
+			continue
+		}
+		byReplica[r] = c
+	}
+
+	var recreated atomic.Bool
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 1; i <= n; i++ {
+		c, ok := byReplica[i]
+		g.Go(func() error {
+			switch {
+			case ok && c.Labels[backends.LabelConfigHash] == hash && !force:
+				return e.ensureRunning(gctx, a, c)
+			case ok:
+				e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
+				if err := e.stopAndRemove(gctx, c, nil); err != nil {
+					return err
+				}
+			}
+			recreated.Store(true)
+			return e.createAndStart(gctx, p, a, i, hash, files)
+		})
+	}
+	for _, c := range extra {
+		g.Go(func() error { return e.stopAndRemove(gctx, c, nil) })
+	}
+	err = g.Wait()
+	return converged{recreated: recreated.Load()}, err
+}
+
+// resolveServiceRefs rewrites network_mode/pid/ipc "service:NAME" to the
+// runtime's "container:ID" of that service's first replica.
+func (e *Engine) resolveServiceRefs(ctx context.Context, p spec.Project, a spec.App) (spec.App, error) {
+	resolve := func(mode string) (string, error) {
+		s, ok := serviceRef(mode)
+		if !ok {
+			return mode, nil
+		}
+		cs, err := e.b.List(ctx, backends.ListOptions{Labels: appLabels(p.Name, s)})
+		if err != nil {
+			return "", err
+		}
+		for _, c := range cs {
+			if c.Replica() == "1" {
+				return "container:" + c.ID, nil
+			}
+		}
+		return "", fmt.Errorf("services.%s: %q is not running", a.Name, mode)
+	}
+	var err error
+	out := a
+	for _, m := range []*string{&out.NetworkMode, &out.PidMode, &out.IpcMode} {
+		if *m, err = resolve(*m); err != nil {
+			return a, err
+		}
+	}
+	return out, nil
+}
+
+func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Container) error {
+	if c.Running() {
+		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Running", Done: true})
+		e.startHealth(ctx, c.ID, a.Healthcheck)
+		return nil
+	}
+	return e.start(ctx, a, c.ID, c.Name)
+}
+
+func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File) error {
+	name := containerName(p.Name, a, replica)
+	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
+	c, err := e.b.Create(ctx, backends.ContainerSpec{
+		Project: p.Name, App: a, Replica: replica, Name: name,
+		Labels:   containerLabels(p.Name, a, replica, hash),
+		Networks: p.Networks, Volumes: p.Volumes, Files: files,
+	})
+	if err != nil {
+		e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: err.Error(), Done: true, Err: true})
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
+	if err := e.start(ctx, a, c.ID, name); err != nil {
+		return err
+	}
+	if a.Hooks != nil {
+		return e.runHooks(ctx, c.ID, name, "postCreate", a.Hooks.PostCreate)
+	}
+	return nil
+}
+
+// start starts a container and runs the app's postStart hooks.
+func (e *Engine) start(ctx context.Context, a spec.App, id, name string) error {
+	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Starting"})
+	if err := e.b.Start(ctx, id); err != nil {
+		e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: err.Error(), Done: true, Err: true})
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Started", Done: true})
+	e.startHealth(ctx, id, a.Healthcheck)
+	if a.Hooks != nil {
+		return e.runHooks(ctx, id, name, "postStart", a.Hooks.PostStart)
+	}
+	return nil
+}
+
+// runHooks executes lifecycle commands in order; a failing one is an error
+// naming it.
+func (e *Engine) runHooks(ctx context.Context, id, name, event string, hooks []spec.Hook) error {
+	for i, h := range hooks {
+		var out strings.Builder
+		env := make([]string, 0, len(h.Env))
+		for _, k := range sortedKeys(h.Env) {
+			env = append(env, k+"="+h.Env[k])
+		}
+		code, err := e.b.Exec(ctx, id, backends.ExecOptions{
+			Cmd: h.Command, Env: env, User: h.User, WorkingDir: h.WorkingDir, Privileged: h.Privileged,
+			Stdout: &out, Stderr: &out,
+		})
+		label := h.Name
+		if label == "" {
+			label = fmt.Sprintf("%s[%d]", event, i)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %s hook: %w", name, label, err)
+		}
+		if code != 0 {
+			return fmt.Errorf("%s: %s hook %q exited with code %d: %s", name, label, strings.Join(h.Command, " "), code, strings.TrimSpace(out.String()))
+		}
+	}
+	return nil
+}
+
+// stopAndRemove stops a container gracefully (timeout nil: its own grace
+// period) and removes it with its anonymous volumes.
+func (e *Engine) stopAndRemove(ctx context.Context, c backends.Container, o *stopWith) error {
+	if err := e.stop(ctx, c, o); err != nil {
+		return err
+	}
+	return e.remove(ctx, c, true)
+}
+
+func (e *Engine) remove(ctx context.Context, c backends.Container, volumes bool) error {
+	e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removing"})
+	if err := e.b.Remove(ctx, c.ID, backends.RemoveOptions{Force: true, Volumes: volumes}); err != nil {
+		return fmt.Errorf("remove %s: %w", c.Name, err)
+	}
+	e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removed", Done: true})
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/hostpolicy"
+	"github.com/cornus-dev/cornus/progress"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Engine orchestrates one backend.
+type Engine struct {
+	b        backends.Backend
+	caps     backends.Capabilities
+	progress progress.Writer
+	environ  map[string]string
+	policy   hostpolicy.Policy
+	lockDir  string
+
+	mu     sync.Mutex
+	health map[string]*healthMonitor // engine-run healthchecks by container ID
+}
+
+type config struct {
+	progress progress.Writer
+	environ  []string
+	policy   *hostpolicy.Policy
+	lockDir  string
+}
+
+// Option configures an Engine. Options do no I/O.
+type Option func(*config)
+
+// WithProgress sends resource events to w (default: discarded).
+func WithProgress(w progress.Writer) Option { return func(c *config) { c.progress = w } }
+
+// WithEnviron supplies KEY=VALUE pairs: values of environment-sourced
+// secrets not captured at load time, and the default host policy.
+func WithEnviron(env []string) Option { return func(c *config) { c.environ = env } }
+
+// WithPolicy sets the host policy (default: hostpolicy.FromEnv of the
+// environ, with no project directory).
+func WithPolicy(p hostpolicy.Policy) Option { return func(c *config) { c.policy = &p } }
+
+// WithLockDir sets where per-project lock files live.
+func WithLockDir(dir string) Option { return func(c *config) { c.lockDir = dir } }
+
+// New returns an Engine for b.
+func New(b backends.Backend, opts ...Option) *Engine {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.progress == nil {
+		c.progress = progress.Discard
+	}
+	if c.lockDir == "" {
+		c.lockDir = filepath.Join(os.TempDir(), "cornus-locks")
+	}
+	policy := hostpolicy.FromEnv(c.environ, "")
+	if c.policy != nil {
+		policy = *c.policy
+	}
+	env := map[string]string{}
+	for _, kv := range c.environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return &Engine{
+		b: b, caps: b.Capabilities(), progress: c.progress, environ: env,
+		policy: policy, lockDir: c.lockDir, health: map[string]*healthMonitor{},
+	}
+}
+
+// Backend returns the backend the engine drives.
+func (e *Engine) Backend() backends.Backend { return e.b }
+
+// Warnings lists, for every app, the fields this backend cannot honor.
+func (e *Engine) Warnings(p spec.Project) []spec.Warning {
+	var out []spec.Warning
+	for _, name := range p.ServiceNames() {
+		out = append(out, backends.Unhonored(e.b.Name(), e.caps, p.Services[name])...)
+	}
+	return out
+}

@@ -1,0 +1,30 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// ExecOptions name a service replica and the process to run in it.
+type ExecOptions struct {
+	Service string
+	Index   int // replica, 1-based; 0 means 1
+	backends.ExecOptions
+}
+
+// Exec runs a process in a running service container and returns its exit
+// code.
+func (e *Engine) Exec(ctx context.Context, project string, o ExecOptions) (int, error) {
+	c, err := e.service(ctx, project, o.Service, o.Index)
+	if err != nil {
+		return -1, err
+	}
+	if !c.Running() {
+		return -1, fmt.Errorf("container %s is not running (%s): %w", c.Name, c.Status, errdefs.ErrConflict)
+	}
+	return e.b.Exec(ctx, c.ID, o.ExecOptions)
+}

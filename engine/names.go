@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/buildinfo"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// containerName is docker compose's <project>-<service>-<n>, or the app's
+// fixed container name.
+func containerName(project string, a spec.App, replica int) string {
+	if a.ContainerName != "" {
+		return a.ContainerName
+	}
+	return fmt.Sprintf("%s-%s-%d", project, a.Name, replica)
+}
+
+// projectLabels select everything of a project.
+func projectLabels(project string) map[string]string {
+	return map[string]string{backends.LabelProject: project}
+}
+
+func appLabels(project, app string) map[string]string {
+	return map[string]string{backends.LabelProject: project, backends.LabelApp: app}
+}
+
+// containerLabels identify a replica, for cornus and for docker compose.
+func containerLabels(project string, a spec.App, replica int, hash string) map[string]string {
+	deps := sortedDeps(a)
+	var composeDeps []string
+	for _, d := range deps {
+		dep := a.DependsOn[d]
+		composeDeps = append(composeDeps, fmt.Sprintf("%s:%s:%t", d, dep.Condition, dep.Restart))
+	}
+	l := map[string]string{
+		backends.LabelProject:      project,
+		backends.LabelApp:          a.Name,
+		backends.LabelReplica:      strconv.Itoa(replica),
+		backends.LabelConfigHash:   hash,
+		backends.LabelDependsOn:    strings.Join(deps, ","),
+		backends.ComposeProject:    project,
+		backends.ComposeService:    a.Name,
+		backends.ComposeNumber:     strconv.Itoa(replica),
+		backends.ComposeOneoff:     "False",
+		backends.ComposeConfigHash: hash,
+		backends.ComposeDependsOn:  strings.Join(composeDeps, ","),
+		backends.ComposeVersion:    "cornus-" + buildinfo.Version(),
+	}
+	if a.StopGracePeriod != nil {
+		l[backends.LabelStopGrace] = strconv.FormatFloat(a.StopGracePeriod.Std().Seconds(), 'f', -1, 64)
+	}
+	return l
+}
+
+func sortedDeps(a spec.App) []string {
+	deps := make([]string, 0, len(a.DependsOn))
+	for d := range a.DependsOn {
+		deps = append(deps, d)
+	}
+	sort.Strings(deps)
+	return deps
+}
+
+// configHash fingerprints everything that requires recreating a replica
+// when it changes: the app (minus scale, ordering and engine-run hooks), the
+// runtime names of its networks and volumes, and its files' content.
+func configHash(p spec.Project, a spec.App, files []backends.File) string {
+	a = spec.DeepCopy(a)
+	a.Replicas, a.DependsOn, a.Hooks, a.Devcontainer = nil, nil, nil, nil
+	nets := map[string]string{}
+	for _, n := range a.Networks {
+		nets[n.Name] = p.Networks[n.Name].Name
+	}
+	vols := map[string]string{}
+	for _, v := range a.Volumes {
+		if v.Source != "" {
+			vols[v.Source] = p.Volumes[v.Source].Name
+		}
+	}
+	fileSums := make([]string, len(files))
+	for i, f := range files {
+		s := sha256.Sum256(f.Content)
+		fileSums[i] = fmt.Sprintf("%s:%d:%d:%o:%x", f.Target, f.UID, f.GID, f.Mode, s)
+	}
+	b, _ := json.Marshal(struct {
+		App      spec.App
+		Networks map[string]string
+		Volumes  map[string]string
+		Files    []string
+	}{a, nets, vols, fileSums})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
