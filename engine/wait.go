@@ -62,6 +62,8 @@ func (e *Engine) allHealthy(ctx context.Context, dep string, cs []backends.Conta
 	ok := len(cs) > 0
 	for _, c := range cs {
 		switch {
+		case c.State == backends.StateRestarting:
+			return false, fmt.Errorf("dependency %s is crash-looping (%s)%s", dep, c.Status, e.lastLogs(ctx, c.ID))
 		case !c.Running():
 			return false, fmt.Errorf("dependency %s exited (%s) before becoming healthy%s", dep, statusWord(c), e.lastLogs(ctx, c.ID))
 		case e.healthOf(c) == backends.HealthUnhealthy:
@@ -163,6 +165,9 @@ func (e *Engine) waitReady(ctx context.Context, p spec.Project, sel map[string]b
 			for _, c := range cs {
 				if c.State == backends.StateExited && c.ExitCode == 0 && completers[name] {
 					continue
+				}
+				if c.State == backends.StateRestarting {
+					return false, fmt.Errorf("service %s: container %s is crash-looping (%s)%s", name, c.Name, c.Status, e.lastLogs(ctx, c.ID))
 				}
 				if !c.Running() {
 					return false, fmt.Errorf("service %s: container %s exited (%s)%s", name, c.Name, statusWord(c), e.lastLogs(ctx, c.ID))

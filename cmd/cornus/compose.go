@@ -17,6 +17,7 @@ type composeFlags struct {
 	profiles     []string
 	envFiles     []string
 	devcontainer string
+	progress     string
 }
 
 func (f *composeFlags) options(s streams) (compose.Options, error) {
@@ -56,13 +57,32 @@ func newComposeCmd(s streams) *cobra.Command {
 		Use:   "compose",
 		Short: "Run Compose projects (and devcontainers) with cornus",
 	}
-	pf := cmd.PersistentFlags()
+	// Like docker compose, the global flags go before the subcommand
+	// (`compose -f a.yaml logs -f`): local flags parsed by TraverseChildren,
+	// so subcommands may reuse their shorthands.
+	pf := cmd.Flags()
 	pf.StringArrayVarP(&f.files, "file", "f", nil, "Compose configuration files")
 	pf.StringVarP(&f.projectName, "project-name", "p", "", "Project name")
 	pf.StringVar(&f.projectDir, "project-directory", "", "Alternate working directory (default: the first file's directory)")
 	pf.StringArrayVar(&f.profiles, "profile", nil, "Profiles to enable")
 	pf.StringArrayVar(&f.envFiles, "env-file", nil, "Alternate environment files")
 	pf.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
-	cmd.AddCommand(newConfigCmd(f, s))
+	pf.StringVar(&f.progress, "progress", "auto", "Progress output: auto, tty, plain, json or quiet")
+	cmd.AddCommand(
+		newConfigCmd(f, s),
+		newUpCmd(f, s),
+		newDownCmd(f, s),
+		newPSCmd(f, s),
+		newLogsCmd(f, s),
+		newExecCmd(f, s),
+		newStartCmd(f, s),
+		newStopCmd(f, s),
+		newRestartCmd(f, s),
+		newKillCmd(f, s),
+		newRmCmd(f, s),
+		newImagesCmd(f, s),
+		newTopCmd(f, s),
+		newPortCmd(f, s),
+	)
 	return cmd
 }

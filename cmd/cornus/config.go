@@ -65,5 +65,6 @@ func newConfigCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVar(&o.networks, "networks", false, "Print the network names, one per line")
 	fl.BoolVar(&o.volumes, "volumes", false, "Print the volume names, one per line")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only validate the configuration, print nothing")
+	fl.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
 	return cmd
 }

@@ -63,14 +63,17 @@ func newRootCmd(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "cornus",
 		Short:         "Deploy Compose projects and devcontainers to any container runtime",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:     true,
+		SilenceErrors:    true,
+		TraverseChildren: true,
 	}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.AddCommand(
 		newComposeCmd(s),
+		newDeployCmd(s),
+		newImageCmd(s),
 		newValidateCmd(s),
 		newVersionCmd(s),
 	)

@@ -1,0 +1,254 @@
+// Package backendtest is the contract suite every backend runs against its
+// real daemon: the same spec in, the same observable behaviour out. Cases
+// are skipped only by declared capability; for a declared gap the suite
+// asserts the warning instead. Each backend's tests call Run.
+package backendtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/hostpolicy"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/testimage"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Image is the reference the suite loads into every backend.
+const Image = "cornus-test/busybox:1"
+
+// Open connects to the backend under test; the suite closes it.
+type Open func(t *testing.T) backends.Backend
+
+// Run runs every contract case against the backend open returns.
+func Run(t *testing.T, open Open) {
+	b := open(t)
+	t.Cleanup(func() { _ = b.Close() })
+	loadImage(t, b)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			x := newEnv(t, b)
+			if gap := x.gapOf(c.fields); gap != "" {
+				x.assertGapWarning(c, gap)
+				return
+			}
+			c.run(x)
+		})
+	}
+}
+
+// loadImage builds the busybox test image locally and loads it: no pulls.
+func loadImage(t *testing.T, b backends.Backend) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := b.InspectImage(ctx, Image); err == nil {
+		return
+	}
+	var buf bytes.Buffer
+	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: Image}); err != nil {
+		t.Fatalf("build test image: %v", err)
+	}
+	refs, err := b.LoadImage(ctx, &buf)
+	if err != nil {
+		t.Fatalf("load test image: %v", err)
+	}
+	if !contains(refs, Image) && !contains(refs, "docker.io/"+Image) {
+		t.Fatalf("LoadImage returned %v, want %s among them", refs, Image)
+	}
+}
+
+// env is one case's world: a unique project on the shared backend.
+type env struct {
+	t       *testing.T
+	ctx     context.Context
+	b       backends.Backend
+	e       *engine.Engine
+	project string
+	dir     string // a host directory the case may bind-mount
+}
+
+func newEnv(t *testing.T, b backends.Backend) *env {
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	name := "ct" + hex.EncodeToString(suffix)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	x := &env{
+		t: t, ctx: ctx, b: b, project: name, dir: dir,
+		e: engine.New(b, engine.WithPolicy(hostpolicy.Policy{BindPrefixes: []string{dir}}), engine.WithLockDir(t.TempDir())),
+	}
+	t.Cleanup(func() {
+		// Remove everything the case made, even when it failed.
+		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
+		defer dcancel()
+		if err := x.e.Down(dctx, name, engine.DownOptions{Volumes: true}); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		x.assertNothingLeft(dctx)
+		cancel()
+	})
+	return x
+}
+
+// proj builds a one-or-more-app project with the suite's image filled in.
+func (x *env) proj(apps ...spec.App) spec.Project {
+	p := spec.Project{Name: x.project, Services: map[string]spec.App{}}
+	for _, a := range apps {
+		if a.Image == "" {
+			a.Image = Image
+		}
+		p.Services[a.Name] = a
+	}
+	return p.Normalize()
+}
+
+// up applies p and fails the test on error.
+func (x *env) up(p spec.Project, o ...engine.UpOptions) {
+	x.t.Helper()
+	var opts engine.UpOptions
+	if len(o) > 0 {
+		opts = o[0]
+	}
+	if err := p.Validate(); err != nil {
+		x.t.Fatalf("invalid test spec: %v", err)
+	}
+	if _, err := x.e.Up(x.ctx, p, opts); err != nil {
+		x.t.Fatalf("up: %v", err)
+	}
+}
+
+// containers lists an app's containers (all states).
+func (x *env) containers(app string) []backends.Container {
+	x.t.Helper()
+	cs, err := x.b.List(x.ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: x.project, backends.LabelApp: app}, All: true})
+	if err != nil {
+		x.t.Fatalf("list: %v", err)
+	}
+	return cs
+}
+
+func (x *env) one(app string) backends.Container {
+	x.t.Helper()
+	cs := x.containers(app)
+	if len(cs) != 1 {
+		x.t.Fatalf("%s has %d containers, want 1", app, len(cs))
+	}
+	return cs[0]
+}
+
+// sh runs a shell command in the app's first replica: stdout+stderr, code.
+func (x *env) sh(app, script string) (string, int) {
+	x.t.Helper()
+	var out bytes.Buffer
+	code, err := x.b.Exec(x.ctx, x.one(app).ID, backends.ExecOptions{Cmd: []string{"sh", "-c", script}, Stdout: &out, Stderr: &out})
+	if err != nil {
+		x.t.Fatalf("exec %q in %s: %v", script, app, err)
+	}
+	return strings.TrimSpace(out.String()), code
+}
+
+// mustSh runs a command that must succeed and returns its output.
+func (x *env) mustSh(app, script string) string {
+	x.t.Helper()
+	out, code := x.sh(app, script)
+	if code != 0 {
+		x.t.Fatalf("%q in %s exited %d: %s", script, app, code, out)
+	}
+	return out
+}
+
+// eventually retries check until it returns "" or time runs out.
+func (x *env) eventually(what string, check func() string) {
+	x.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("%s: %s", what, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// assertNothingLeft checks no container, network or volume of the project
+// remains.
+func (x *env) assertNothingLeft(ctx context.Context) {
+	sel := backends.ListOptions{Labels: map[string]string{backends.LabelProject: x.project}, All: true}
+	if cs, err := x.b.List(ctx, sel); err == nil && len(cs) > 0 {
+		x.t.Errorf("containers left behind: %d", len(cs))
+	}
+	if ns, err := x.b.ListNetworks(ctx, sel); err == nil && len(ns) > 0 {
+		x.t.Errorf("networks left behind: %d", len(ns))
+	}
+	if vs, err := x.b.ListVolumes(ctx, sel); err == nil && len(vs) > 0 {
+		x.t.Errorf("volumes left behind: %d", len(vs))
+	}
+}
+
+func (x *env) gapOf(fields []string) string {
+	caps := x.b.Capabilities()
+	for _, f := range fields {
+		if _, ok := caps.Gap(f); ok {
+			return f
+		}
+	}
+	return ""
+}
+
+// assertGapWarning checks a case's spec yields exactly the warning for the
+// declared gap (and still deploys with that field ignored).
+func (x *env) assertGapWarning(c testCase, gap string) {
+	if c.sample == nil {
+		x.t.Fatalf("case %s has no sample app to check the %q gap warning", c.name, gap)
+	}
+	a := c.sample(x)
+	ws := backends.Unhonored(x.b.Name(), x.b.Capabilities(), a)
+	found := false
+	for _, w := range ws {
+		if w.Field == gap || strings.HasPrefix(gap, w.Field+".") {
+			found = true
+		}
+	}
+	if !found {
+		x.t.Fatalf("declared gap %q produced no warning (got %v)", gap, ws)
+	}
+	x.t.Logf("gap %s: warned as declared", gap)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFile puts a file in the case's host directory.
+func (x *env) writeFile(name, content string) string {
+	x.t.Helper()
+	p := filepath.Join(x.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		x.t.Fatal(err)
+	}
+	return p
+}
+
+func sleeper(name string) spec.App {
+	return spec.App{Name: name, Command: spec.Command{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"}}
+}
+
+func errf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

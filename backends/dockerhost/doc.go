@@ -1,0 +1,59 @@
+// Package dockerhost is the backend that runs cornus apps on a Docker
+// Engine through its HTTP API (github.com/moby/moby/client), negotiating
+// the API version down to what the daemon speaks (dockerd 20.10 = 1.41).
+//
+// Entry points: New (WithHost, WithEnviron: DOCKER_HOST, else
+// CORNUS_DOCKER_SOCK as a path or unix:// URL, else
+// /var/run/docker.sock) and the *Backend methods of backends.Backend plus
+// every optional interface: Attacher, Pauser, Copier, ProcessLister,
+// EventSource, NetworkConnector. It imports backends and spec only; never
+// the engine or the CLI, and it never shells out to the docker CLI.
+//
+// # Capability matrix
+//
+// Honored natively: healthchecks (Docker runs them) and restart policies.
+// Every spec.App field maps onto the create request (see createconfig.go)
+// except:
+//
+//	field                          API   reason
+//	egress                         all   needs the caretaker companion (later release)
+//	resources.reservations.cpus    all   Docker has no CPU reservation
+//	resources.reservations.pids    all   Docker has no PID reservation
+//	healthcheck.startInterval      <1.44 HealthConfig.StartInterval is newer
+//	volumes.subpath                <1.45 VolumeOptions.Subpath is newer
+//
+// Version workarounds rather than gaps, at API 1.41:
+//   - one network endpoint at create: the first network goes in the
+//     create body, the others are connected before Create returns;
+//   - mounts with createHostPath use legacy Binds ("src:dst:ro,rslave"),
+//     since BindOptions.CreateMountpoint needs 1.42;
+//   - StopOptions.Signal: stop/restart ignore signal= before 1.42, so a
+//     signal other than the container's own is sent by kill, followed by
+//     a stop with the rest of the grace period;
+//   - exec TTY size: set by a resize once the exec runs (ConsoleSize on
+//     exec create/start needs 1.42);
+//   - health in List: read from the status text ("(healthy)"), the
+//     summary's Health field is newer;
+//   - network names: the daemon does not check duplicates for this
+//     client (no CheckDuplicate) and never atomically, so EnsureNetwork
+//     looks networks up by labels, and after creating one re-lists and
+//     keeps the oldest of concurrent twins (removing its own otherwise).
+//
+// Secrets and configs (ContainerSpec.Files) are copied into the created
+// container before it starts, as one in-memory tar with their owners and
+// modes; with readOnly: true Docker refuses the copy (the rootfs is
+// read-only even before start) unless the target is on a volume.
+//
+// # Errors
+//
+// The moby client classes daemon answers with containerd/errdefs by HTTP
+// status: 400 InvalidArgument, 403 PermissionDenied, 404 NotFound (no such
+// container, image, network, volume or path), 409 Conflict (name in use,
+// container not running, volume in use), 501 NotImplemented, 503
+// Unavailable, 500 Internal. Every error is wrapped with the operation and
+// object ("create container shop-web-1: ..."). A failed connection is
+// unclassed in the client and becomes Unavailable here; New's error says
+// how to start dockerd. Spec values Docker cannot take (bad restart
+// policy, IP, port, propagation, platform, or an unrewritten service:NAME
+// mode) are InvalidArgument naming the spec field.
+package dockerhost

@@ -1,0 +1,107 @@
+package dockerhost
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// Exec runs a process in a running container, streams its stdio and
+// returns its exit code.
+func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (int, error) {
+	created, err := b.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
+		User: o.User, Privileged: o.Privileged, TTY: o.TTY,
+		AttachStdin: o.Stdin != nil, AttachStdout: true, AttachStderr: true,
+		Env: o.Env, WorkingDir: o.WorkingDir, Cmd: o.Cmd,
+	})
+	if err != nil {
+		return -1, wrap(err, "exec in container %s", id)
+	}
+	execID := created.ID
+	att, err := b.cli.ExecAttach(ctx, execID, client.ExecAttachOptions{TTY: o.TTY})
+	if err != nil {
+		return -1, wrap(err, "exec in container %s: start", id)
+	}
+	defer att.Close()
+	stopClose := context.AfterFunc(ctx, att.Close)
+	defer stopClose()
+
+	if o.Started != nil {
+		o.Started(execID)
+	}
+	// API 1.41 ignores the console size at create and start: resize once
+	// running, then follow the resize channel.
+	resize := func(s backends.TermSize) error {
+		_, err := b.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: s.Height, Width: s.Width})
+		return err
+	}
+	if o.TTY && o.Size != nil {
+		retryResize(ctx, resize, *o.Size)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	if o.TTY && o.Resize != nil {
+		go followResize(done, o.Resize, resize)
+	}
+	if o.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(att.Conn, o.Stdin)
+			_ = att.CloseWrite()
+		}()
+	}
+	stdout, stderr := outputs(o.Stdout, o.Stderr)
+	if err := copyOutput(stdout, stderr, att.Reader, o.TTY); err != nil && ctx.Err() == nil {
+		return -1, wrap(err, "exec in container %s: output", id)
+	}
+	if err := ctx.Err(); err != nil {
+		return -1, wrap(err, "exec in container %s", id)
+	}
+	return b.execExitCode(ctx, execID)
+}
+
+// execExitCode waits for the daemon to record the exit once output ended.
+func (b *Backend) execExitCode(ctx context.Context, execID string) (int, error) {
+	for delay := 5 * time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
+		res, err := b.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{})
+		if err != nil {
+			return -1, wrap(err, "inspect exec %s", execID)
+		}
+		if !res.Running {
+			return res.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, wrap(ctx.Err(), "inspect exec %s", execID)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// retryResize sets the initial size; the process may not have its TTY
+// yet, so a few failures are retried (as the docker CLI does).
+func retryResize(ctx context.Context, resize func(backends.TermSize) error, s backends.TermSize) {
+	for i := 0; i < 10; i++ {
+		if resize(s) == nil || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
+	}
+}
+
+func followResize(done <-chan struct{}, ch <-chan backends.TermSize, resize func(backends.TermSize) error) {
+	for {
+		select {
+		case <-done:
+			return
+		case s, ok := <-ch:
+			if !ok {
+				return
+			}
+			_ = resize(s)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package dockerhost
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Locks down the container lifecycle on a real dockerd: create with the
+// spec's process settings, start, list by labels, inspect, logs split by
+// stream, exec exit codes, pause, top, graceful stop, wait, remove.
+func TestLifecycle(t *testing.T) {
+	b, ctx := setup(t)
+	project := unique(t, "proj")
+	grace := spec.Duration(3 * time.Second)
+	app := spec.App{
+		Name:            "web",
+		Command:         sh(`echo out; echo err >&2; trap 'echo bye; exit 0' TERM; while true; do sleep 0.1; done`),
+		Env:             map[string]string{"B": "2", "A": "1"},
+		WorkingDir:      "/tmp",
+		Hostname:        "webhost",
+		Labels:          map[string]string{"team": "shop"},
+		StopGracePeriod: &grace,
+		Init:            new(bool),
+	}
+	c := createApp(t, b, project, app)
+	if c.State != backends.StateCreated || c.Status != "Created" {
+		t.Fatalf("after create: state %q status %q", c.State, c.Status)
+	}
+	if err := b.Start(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: project, "team": ""}})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %v %+v", err, list)
+	}
+	if l := list[0]; l.ID != c.ID || l.Name != c.Name || !l.Running() || !strings.HasPrefix(l.Status, "Up ") || l.App() != "web" || l.Labels["team"] != "shop" {
+		t.Fatalf("list entry: %+v", l)
+	}
+	if l, _ := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: project, "team": "other"}}); len(l) != 0 {
+		t.Fatalf("label value filter ignored: %+v", l)
+	}
+
+	d, err := b.Inspect(ctx, c.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Pid == 0 || d.StartedAt.IsZero() || d.Created.IsZero() || d.Name != c.Name || d.State != backends.StateRunning {
+		t.Fatalf("inspect: %+v", d)
+	}
+	cfg := d.Config
+	if cfg.WorkingDir != "/tmp" || cfg.Hostname != "webhost" || cfg.StopTimeout == nil || *cfg.StopTimeout != 3 || cfg.RestartPolicy != "no" {
+		t.Fatalf("inspect config: %+v", cfg)
+	}
+	if i := strings.Join(cfg.Env, ","); !strings.Contains(i, "A=1,B=2") {
+		t.Fatalf("env not sorted K=V: %v", cfg.Env)
+	}
+
+	eventually(t, 5*time.Second, "logs", func() bool {
+		out, errOut := logsOf(t, b, c.ID)
+		return out == "out\n" && errOut == "err\n"
+	})
+
+	// Exec: exit code propagated, streams split without a TTY.
+	var out, errOut bytes.Buffer
+	code, err := b.Exec(ctx, c.ID, backends.ExecOptions{Cmd: []string{"sh", "-c", "echo o; echo e >&2; pwd; exit 3"}, Stdout: &out, Stderr: &errOut})
+	if err != nil || code != 3 || out.String() != "o\n/tmp\n" || errOut.String() != "e\n" {
+		t.Fatalf("exec: code %d err %v stdout %q stderr %q", code, err, out.String(), errOut.String())
+	}
+	// Exec with stdin, env, user and workdir.
+	out.Reset()
+	var started string
+	code, err = b.Exec(ctx, c.ID, backends.ExecOptions{
+		Cmd: []string{"sh", "-c", "cat; echo $X; id -u; pwd"}, Env: []string{"X=y"}, User: "1000", WorkingDir: "/",
+		Stdin: strings.NewReader("in\n"), Stdout: &out, Started: func(id string) { started = id },
+	})
+	if err != nil || code != 0 || out.String() != "in\ny\n1000\n/\n" || started == "" {
+		t.Fatalf("exec stdin: code %d err %v out %q started %q", code, err, out.String(), started)
+	}
+	// Exec with a TTY and an initial size.
+	out.Reset()
+	code, err = b.Exec(ctx, c.ID, backends.ExecOptions{Cmd: []string{"sh", "-c", "sleep 0.2; stty size; exit 5"}, TTY: true, Size: &backends.TermSize{Height: 33, Width: 77}, Stdout: &out})
+	if err != nil || code != 5 || trimmed(out.String()) != "33 77" {
+		t.Fatalf("exec tty: code %d err %v out %q", code, err, out.String())
+	}
+
+	top, err := b.Top(ctx, c.ID, "")
+	if err != nil || len(top.Processes) == 0 || len(top.Titles) == 0 {
+		t.Fatalf("top: %v %+v", err, top)
+	}
+	if err := b.Pause(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := b.Inspect(ctx, c.ID); d.State != backends.StatePaused || !strings.HasSuffix(d.Status, "(Paused)") {
+		t.Fatalf("paused: %q %q", d.State, d.Status)
+	}
+	if err := b.Unpause(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// Graceful stop: the TERM trap exits well within the grace period.
+	begin := time.Now()
+	if err := b.Stop(ctx, c.ID, backends.StopOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(begin); took > 2500*time.Millisecond {
+		t.Fatalf("stop of a TERM-trapping container took %s", took)
+	}
+	if code, err := b.Wait(ctx, c.ID); err != nil || code != 0 {
+		t.Fatalf("wait: %d %v", code, err)
+	}
+	d, err = b.Inspect(ctx, c.ID)
+	if err != nil || d.State != backends.StateExited || d.FinishedAt.Before(d.StartedAt) || !strings.HasPrefix(d.Status, "Exited (0)") {
+		t.Fatalf("after stop: %v %+v", err, d)
+	}
+	if l, _ := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}}); len(l) != 0 {
+		t.Fatalf("List without All shows stopped containers: %+v", l)
+	}
+	if l, _ := b.List(ctx, backends.ListOptions{All: true, Labels: map[string]string{backends.LabelProject: project}}); len(l) != 1 || l[0].State != backends.StateExited {
+		t.Fatalf("List All: %+v", l)
+	}
+	if err := b.Remove(ctx, c.ID, backends.RemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Inspect(ctx, c.ID); !errdefs.IsNotFound(err) {
+		t.Fatalf("inspect after remove: %v (want NotFound)", err)
+	}
+}
+
+// Locks down the grace period: a container ignoring TERM is killed once
+// StopOptions.Timeout passes, and a custom stop signal reaches it (by kill
+// before API 1.42).
+func TestStopGrace(t *testing.T) {
+	b, ctx := setup(t)
+	project := unique(t, "proj")
+	t.Run("ignores TERM", func(t *testing.T) {
+		c := createApp(t, b, project, spec.App{Name: "stubborn", Command: sh(`trap '' TERM; while true; do sleep 0.1; done`)})
+		if err := b.Start(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		timeout := time.Second
+		begin := time.Now()
+		if err := b.Stop(ctx, c.ID, backends.StopOptions{Timeout: &timeout}); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(begin)
+		if took < timeout || took > 8*time.Second {
+			t.Fatalf("stop took %s, want about %s", took, timeout)
+		}
+		if code, _ := b.Wait(ctx, c.ID); code != 137 {
+			t.Fatalf("exit code %d, want 137 (killed)", code)
+		}
+	})
+	t.Run("custom signal", func(t *testing.T) {
+		c := createApp(t, b, project, spec.App{Name: "usr1", Command: sh(`trap 'exit 7' USR1; trap '' TERM; while true; do sleep 0.1; done`)})
+		if err := b.Start(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		timeout := 5 * time.Second
+		begin := time.Now()
+		if err := b.Stop(ctx, c.ID, backends.StopOptions{Signal: "SIGUSR1", Timeout: &timeout}); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(begin); took > 4*time.Second {
+			t.Fatalf("stop with SIGUSR1 took %s", took)
+		}
+		if code, _ := b.Wait(ctx, c.ID); code != 7 {
+			t.Fatalf("exit code %d, want 7 (USR1 trap)", code)
+		}
+	})
+	t.Run("kill and restart", func(t *testing.T) {
+		c := createApp(t, b, project, spec.App{Name: "k", Command: sh(`while true; do sleep 0.1; done`), StopSignal: "SIGKILL"})
+		if err := b.Start(ctx, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Restart(ctx, c.ID, backends.StopOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := b.Inspect(ctx, c.ID); d.State != backends.StateRunning || d.Config.StopSignal != "SIGKILL" {
+			t.Fatalf("after restart: %+v", d)
+		}
+		if err := b.Kill(ctx, c.ID, "SIGKILL"); err != nil {
+			t.Fatal(err)
+		}
+		if code, _ := b.Wait(ctx, c.ID); code != 137 {
+			t.Fatalf("exit code %d after kill", code)
+		}
+		if err := b.Kill(ctx, c.ID, ""); !errdefs.IsConflict(err) {
+			t.Fatalf("kill of a stopped container: %v (want Conflict)", err)
+		}
+	})
+}

@@ -1,0 +1,104 @@
+package dockerhost
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/events"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// Locks down List's mapping of API 1.41 summaries: name without "/",
+// health and exit code read from the status text, ports.
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		status, health string
+		exit           int
+	}{
+		{"Up 3 seconds (healthy)", backends.HealthHealthy, 0},
+		{"Up 3 seconds (health: starting)", backends.HealthStarting, 0},
+		{"Up 1 minute (unhealthy)", backends.HealthUnhealthy, 0},
+		{"Exited (137) 2 minutes ago", "", 137},
+		{"Created", "", 0},
+	} {
+		c := summary(container.Summary{
+			Names: []string{"/other/link", "/shop-web-1"}, Status: tc.status,
+			Ports: []container.PortSummary{{IP: netip.MustParseAddr("0.0.0.0"), PrivatePort: 80, PublicPort: 8080, Type: "tcp"}},
+		})
+		if c.Name != "shop-web-1" || c.Health != tc.health || c.ExitCode != tc.exit || len(c.Ports) != 1 || c.Ports[0] != (backends.PortBinding{HostIP: "0.0.0.0", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}) {
+			t.Errorf("%q: %+v", tc.status, c)
+		}
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		s    container.State
+		want string
+	}{
+		{container.State{Running: true, Health: &container.Health{Status: container.Starting}}, "Up 2 seconds (health: starting)"},
+		{container.State{Running: true, Paused: true}, "Up 2 seconds (Paused)"},
+		{container.State{ExitCode: 3}, "Exited (3) 1 second ago"},
+	} {
+		if got := stateText(&tc.s, now.Add(-2*time.Second), now.Add(-time.Second), now); got != tc.want {
+			t.Errorf("stateText = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// Locks down event mapping: labels without Docker's own attributes, exit
+// code on die.
+func TestEventMapping(t *testing.T) {
+	e := event(events.Message{Action: "die", TimeNano: 1_700_000_000_000_000_001, Actor: events.Actor{ID: "abc", Attributes: map[string]string{
+		"name": "shop-web-1", "image": "img", "exitCode": "3", backends.LabelProject: "shop",
+	}}})
+	if e.ExitCode == nil || *e.ExitCode != 3 || e.Name != "shop-web-1" || e.Image != "img" || len(e.Labels) != 1 || e.Time.UnixNano() != 1_700_000_000_000_000_001 {
+		t.Fatalf("event: %+v", e)
+	}
+}
+
+// Locks down the secrets tar: owners and modes as given (0444 default),
+// parent directories only where missing.
+func TestFilesTar(t *testing.T) {
+	exists := func(d string) (bool, error) { return d == "/run", nil }
+	data, err := filesTar([]backends.File{
+		{Target: "/run/secrets/a", Content: []byte("x"), UID: 5, GID: 6, Mode: 0o400},
+		{Target: "/run/secrets/b", Content: []byte("yy")},
+	}, exists, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(bytes.NewReader(data))
+	var got []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, h.Name)
+		switch h.Name {
+		case "run/secrets/a":
+			if h.Uid != 5 || h.Gid != 6 || h.Mode != 0o400 {
+				t.Errorf("a: %+v", h)
+			}
+		case "run/secrets/b":
+			if h.Mode != 0o444 || h.Size != 2 {
+				t.Errorf("b: %+v", h)
+			}
+		}
+	}
+	if want := "run/secrets/ run/secrets/a run/secrets/b"; strings.Join(got, " ") != want {
+		t.Fatalf("entries %q, want %q", strings.Join(got, " "), want)
+	}
+	if _, err := filesTar([]backends.File{{Target: "/"}}, exists, time.Now()); err == nil {
+		t.Fatal("target / accepted")
+	}
+}

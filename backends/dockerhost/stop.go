@@ -1,0 +1,144 @@
+package dockerhost
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// defaultStopTimeout is Docker's grace period when a container has none.
+const defaultStopTimeout = 10 * time.Second
+
+// Stop sends the stop signal, waits up to the grace period, then kills.
+// Before API 1.42 the daemon ignores a signal on stop, so a signal other
+// than the container's own is sent with kill and followed by a stop with
+// the remaining grace period.
+func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) error {
+	return wrap(b.stop(ctx, id, o), "stop container %s", id)
+}
+
+func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) error {
+	fallback, grace, err := b.needsSignalFallback(ctx, id, o)
+	if err != nil {
+		return err
+	}
+	if !fallback {
+		_, err := b.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Signal: b.stopSignalParam(o.Signal), Timeout: seconds(o.Timeout)})
+		return err
+	}
+	if _, err := b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: o.Signal}); err != nil {
+		if isNotRunning(err) {
+			return nil
+		}
+		return err
+	}
+	start := time.Now()
+	waitCtx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	w := b.cli.ContainerWait(waitCtx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case <-w.Result:
+	case <-w.Error:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Stop (not kill) so the daemon records a user stop for restart
+	// policies; whatever grace is left applies.
+	left := max(grace-time.Since(start), 0)
+	_, err = b.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: seconds(&left)})
+	return err
+}
+
+// needsSignalFallback reports whether o.Signal must be sent by kill (the
+// daemon ignores signal= before API 1.42), and the grace period to use.
+func (b *Backend) needsSignalFallback(ctx context.Context, id string, o backends.StopOptions) (bool, time.Duration, error) {
+	if o.Signal == "" || b.atLeast(apiStopSignal) {
+		return false, 0, nil
+	}
+	res, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return false, 0, err
+	}
+	cfg := res.Container.Config
+	own := "SIGTERM"
+	if cfg != nil && cfg.StopSignal != "" {
+		own = cfg.StopSignal
+	}
+	if sameSignal(own, o.Signal) {
+		return false, 0, nil
+	}
+	grace := defaultStopTimeout
+	if o.Timeout != nil {
+		grace = *o.Timeout
+	} else if cfg != nil && cfg.StopTimeout != nil {
+		grace = time.Duration(*cfg.StopTimeout) * time.Second
+	}
+	return true, grace, nil
+}
+
+func (b *Backend) stopSignalParam(sig string) string {
+	if b.atLeast(apiStopSignal) {
+		return sig
+	}
+	return ""
+}
+
+// Restart stops (as Stop does) and starts the container again.
+func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions) error {
+	fallback, _, err := b.needsSignalFallback(ctx, id, o)
+	if err != nil {
+		return wrap(err, "restart container %s", id)
+	}
+	if fallback {
+		if err := b.stop(ctx, id, o); err != nil {
+			return wrap(err, "restart container %s", id)
+		}
+		return b.Start(ctx, id)
+	}
+	_, err = b.cli.ContainerRestart(ctx, id, client.ContainerRestartOptions{Signal: b.stopSignalParam(o.Signal), Timeout: seconds(o.Timeout)})
+	return wrap(err, "restart container %s", id)
+}
+
+// Kill sends a signal (SIGKILL when empty).
+func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
+	_, err := b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal})
+	return wrap(err, "kill container %s", id)
+}
+
+// seconds rounds a grace period up to whole seconds; nil stays nil (the
+// container's own StopTimeout).
+func seconds(d *time.Duration) *int {
+	if d == nil {
+		return nil
+	}
+	s := max(int(math.Ceil(d.Seconds())), 0)
+	return &s
+}
+
+func sameSignal(a, b string) bool {
+	norm := func(s string) string {
+		if len(s) > 3 && (s[:3] == "SIG" || s[:3] == "sig") {
+			s = s[3:]
+		}
+		out := []byte(s)
+		for i, c := range out {
+			if c >= 'a' && c <= 'z' {
+				out[i] = c - 'a' + 'A'
+			}
+		}
+		return string(out)
+	}
+	return norm(a) == norm(b)
+}
+
+// isNotRunning matches the daemon's 409 for signalling a stopped container.
+func isNotRunning(err error) bool {
+	return errdefs.IsConflict(err)
+}

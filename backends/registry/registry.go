@@ -1,0 +1,49 @@
+// Package registry opens the backend CORNUS_DEPLOY_BACKEND names (the
+// environment is the only selector, so every front end agrees). It is the
+// one package that imports every backend.
+package registry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/dockerhost"
+)
+
+// EnvBackend selects the backend.
+const EnvBackend = "CORNUS_DEPLOY_BACKEND"
+
+// Default is the backend used when EnvBackend is unset.
+const Default = "dockerhost"
+
+// Names are the valid EnvBackend values (k8s is an alias of kubernetes).
+var names = []string{"dockerhost", "podman", "containerd", "bare", "incus", "kubernetes", "k8s"}
+
+// Names returns the valid backend names.
+func Names() []string { return append([]string(nil), names...) }
+
+// Selected returns the backend name the environment selects.
+func Selected(environ []string) string {
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, EnvBackend+"="); ok && v != "" {
+			return v
+		}
+	}
+	return Default
+}
+
+// Open connects to the selected backend.
+func Open(ctx context.Context, environ []string) (backends.Backend, error) {
+	name := Selected(environ)
+	switch name {
+	case "dockerhost":
+		return dockerhost.New(ctx, dockerhost.WithEnviron(environ))
+	case "podman", "containerd", "bare", "incus", "kubernetes", "k8s":
+		return nil, fmt.Errorf("%s=%s: this backend is not available in this version of cornus yet (use dockerhost): %w", EnvBackend, name, errdefs.ErrNotImplemented)
+	}
+	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)
+}

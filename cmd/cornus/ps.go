@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
+)
+
+type psOptions struct {
+	all      bool
+	quiet    bool
+	services bool
+	format   string
+}
+
+func newPSCmd(f *composeFlags, s streams) *cobra.Command {
+	var o psOptions
+	cmd := &cobra.Command{
+		Use:   "ps [OPTIONS] [SERVICE...]",
+		Short: "List containers",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.format != "table" && o.format != "json" {
+				return fmt.Errorf("--format %q: use table or json", o.format)
+			}
+			ctx := cmd.Context()
+			t, err := f.resolve(ctx, s)
+			if err != nil {
+				return err
+			}
+			se, err := openSession(ctx, s, t.dir, "quiet")
+			if err != nil {
+				return err
+			}
+			defer se.Close()
+			cs, err := se.engine.PS(ctx, t.name, engine.PSOptions{Services: args, All: o.all})
+			if err != nil {
+				return err
+			}
+			return printPS(s, cs, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.all, "all", "a", false, "Show all containers, including stopped ones")
+	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only display IDs")
+	fl.BoolVar(&o.services, "services", false, "Display services")
+	fl.StringVar(&o.format, "format", "table", "Output format: table or json")
+	return cmd
+}
+
+func printPS(s streams, cs []backends.Container, o psOptions) error {
+	switch {
+	case o.quiet:
+		for _, c := range cs {
+			fmt.Fprintln(s.Out, c.ID)
+		}
+		return nil
+	case o.services:
+		seen := map[string]bool{}
+		for _, c := range cs {
+			if !seen[c.App()] {
+				seen[c.App()] = true
+				fmt.Fprintln(s.Out, c.App())
+			}
+		}
+		return nil
+	case o.format == "json":
+		enc := json.NewEncoder(s.Out)
+		for _, c := range cs {
+			if err := enc.Encode(psJSON(c)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(s.Out, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tIMAGE\tCOMMAND\tSERVICE\tCREATED\tSTATUS\tPORTS")
+	for _, c := range cs {
+		cmdline := c.Command
+		if len(cmdline) > 20 {
+			cmdline = cmdline[:19] + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\t%s\t%s\t%s\n", c.Name, c.Image, cmdline, c.App(), ago(c.Created), c.Status, formatPorts(c.Ports))
+	}
+	return tw.Flush()
+}
+
+// psJSON is docker compose's `ps --format json` object.
+type publisher struct {
+	URL           string
+	TargetPort    int
+	PublishedPort int
+	Protocol      string
+}
+
+func psJSON(c backends.Container) any {
+	pubs := []publisher{}
+	for _, p := range c.Ports {
+		pubs = append(pubs, publisher{URL: p.HostIP, TargetPort: p.ContainerPort, PublishedPort: p.HostPort, Protocol: p.Protocol})
+	}
+	return struct {
+		ID, Name, Image, Command, Project, Service, CreatedAt, State, Status, Health, Ports, Labels string
+		Created                                                                                        int64
+		ExitCode                                                                                       int
+		Publishers                                                                                     []publisher
+	}{
+		ID: c.ID, Name: c.Name, Image: c.Image, Command: c.Command, Project: c.Project(), Service: c.App(),
+		CreatedAt: c.Created.Format("2006-01-02 15:04:05 -0700 MST"), State: c.State, Status: c.Status,
+		Health: c.Health, Ports: formatPorts(c.Ports), Labels: labelString(c.Labels),
+		Created: c.Created.Unix(), ExitCode: c.ExitCode, Publishers: pubs,
+	}
+}
+
+func labelString(l map[string]string) string {
+	var kv []string
+	for _, k := range sortedKeys(l) {
+		kv = append(kv, k+"="+l[k])
+	}
+	return strings.Join(kv, ",")
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/engine"
+)
+
+func newUpCmd(f *composeFlags, s streams) *cobra.Command {
+	var o engine.UpOptions
+	var detach bool
+	cmd := &cobra.Command{
+		Use:   "up [OPTIONS] [SERVICE...]",
+		Short: "Create and start containers",
+		Long: "Create and start the project's containers. Host bind mounts are allowed under the project directory " +
+			"(and CORNUS_ALLOW_BIND_SOURCES); privileged containers need CORNUS_ALLOW_PRIVILEGED=1.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			r, err := f.load(ctx, s)
+			if err != nil {
+				return err
+			}
+			se, err := openSession(ctx, s, r.Dir, f.progress)
+			if err != nil {
+				return err
+			}
+			defer se.Close()
+			se.printAllWarnings(s.Err, r.Project)
+			o.Services = args
+			if !detach {
+				// Foreground: Ctrl-C stops gracefully, a second one kills.
+				ctx = context.WithoutCancel(ctx)
+			}
+			res, err := se.engine.Up(ctx, r.Project, o)
+			se.progress.Close()
+			if len(res.Orphans) > 0 && !o.RemoveOrphans {
+				fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
+			}
+			if err != nil || detach {
+				return err
+			}
+			return foreground(ctx, s, se, r.Project.Name, o.Services)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&detach, "detach", "d", false, "Run containers in the background")
+	fl.BoolVar(&o.Wait, "wait", false, "Wait for services to be running and healthy (implies -d)")
+	fl.BoolVar(&o.ForceRecreate, "force-recreate", false, "Recreate containers even if their configuration is unchanged")
+	fl.BoolVar(&o.NoDeps, "no-deps", false, "Don't start linked services")
+	fl.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "Remove containers of services not defined in the Compose file")
+	cmd.PreRun = func(*cobra.Command, []string) {
+		if o.Wait {
+			detach = true
+		}
+	}
+	return cmd
+}
+
+// foreground streams the containers' output until they all exit or the
+// user presses Ctrl-C, then stops them (a second Ctrl-C kills them).
+func foreground(ctx context.Context, s streams, se *session, project string, services []string) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	attachCtx, stopAttach := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sigs:
+			stopAttach()
+		case <-attachCtx.Done():
+		}
+	}()
+	err := se.engine.Attach(attachCtx, project, engine.AttachOptions{Services: services, Out: s.Out, Color: isTerminal(s.Out)})
+	interrupted := attachCtx.Err() != nil
+	stopAttach()
+	if err != nil || !interrupted {
+		return err
+	}
+	fmt.Fprintln(s.Err, "Gracefully stopping... (press Ctrl+C again to force)")
+	stopCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-stopCtx.Done():
+		}
+	}()
+	err = se.engine.Stop(stopCtx, project, engine.LifecycleOptions{Services: services})
+	if stopCtx.Err() != nil {
+		return se.engine.Kill(ctx, project, engine.LifecycleOptions{Services: services})
+	}
+	return err
+}

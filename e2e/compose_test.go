@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const image = "cornus-test/busybox:1"
+
+// threeServices is issue #3's scenario: web with a published port and a
+// healthcheck, app gated on web being healthy, worker with a named volume
+// on a user network. Every process traps TERM so stops are prompt.
+const threeServices = `
+services:
+  web:
+    image: cornus-test/busybox:1
+    init: true
+    command: ["sh", "-c", "mkdir -p /www && echo hello-e2e > /www/index.html && exec httpd -f -p 8080 -h /www"]
+    ports: ["127.0.0.1:${WEB_PORT}:8080"]
+    healthcheck:
+      test: ["CMD-SHELL", "nc -w 1 127.0.0.1 8080 </dev/null"]
+      interval: 500ms
+      retries: 60
+  app:
+    image: cornus-test/busybox:1
+    depends_on:
+      web: {condition: service_healthy}
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do echo app-tick; sleep 0.3; done"]
+  worker:
+    image: cornus-test/busybox:1
+    networks: [back]
+    volumes: ["jobs:/data"]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do date >> /data/ticks; sleep 0.3; done"]
+networks:
+  back: {}
+volumes:
+  jobs: {}
+`
+
+// TestComposeLifecycle locks down issue #3's e2e scenario through the CLI.
+func TestComposeLifecycle(t *testing.T) {
+	b := daemon(t)
+	loadImage(t, image)
+	port := freePort(t)
+	p := newProject(t, threeServices, fmt.Sprintf("WEB_PORT=%d", port))
+
+	p.must("compose", "--progress", "plain", "up", "-d", "--wait")
+	body, err := httpGet(fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil || !strings.Contains(body, "hello-e2e") {
+		t.Fatalf("web on 127.0.0.1:%d: %v %q", port, err, body)
+	}
+
+	ps := p.must("compose", "ps")
+	for _, want := range []string{"NAME", "SERVICE", "STATUS", "PORTS", p.name + "-web-1", p.name + "-app-1", p.name + "-worker-1", "(healthy)", fmt.Sprintf("127.0.0.1:%d->8080/tcp", port)} {
+		if !strings.Contains(ps, want) {
+			t.Errorf("ps output lacks %q:\n%s", want, ps)
+		}
+	}
+	if svcs := p.must("compose", "ps", "--services"); svcs != "app\nweb\nworker\n" {
+		t.Errorf("ps --services = %q", svcs)
+	}
+
+	// logs: prefixed per service; -f streams until interrupted.
+	logs := p.must("compose", "logs", "--tail", "2", "app")
+	if !regexp.MustCompile(`(?m)^app-1 +\| app-tick$`).MatchString(logs) {
+		t.Errorf("logs:\n%s", logs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	follow := exec.CommandContext(ctx, cornusBin, "compose", "logs", "-f", "--tail", "0", "app")
+	follow.Dir, follow.Env = p.dir, p.env
+	streamed, _ := follow.Output()
+	if strings.Count(string(streamed), "app-tick") < 2 {
+		t.Errorf("logs -f streamed %q", streamed)
+	}
+
+	// exec: output and exit code propagate.
+	out, _, code := p.run("compose", "exec", "-T", "worker", "sh", "-c", "test -s /data/ticks && echo has-ticks; exit 3")
+	if code != 3 || !strings.Contains(out, "has-ticks") {
+		t.Errorf("exec: exit %d, out %q", code, out)
+	}
+
+	// restart keeps the containers and brings them back up.
+	before := p.must("compose", "ps", "-q")
+	p.must("compose", "--progress", "plain", "restart", "app")
+	if after := p.must("compose", "ps", "-q"); after != before {
+		t.Errorf("restart changed containers:\n%s\n%s", before, after)
+	}
+	if !strings.Contains(p.must("compose", "ps", "app"), "Up") {
+		t.Error("app not up after restart")
+	}
+
+	// down -v removes every container, network and volume.
+	p.must("compose", "--progress", "plain", "down", "-v")
+	if c, n, v := leftovers(t, b, p.name); c+n+v != 0 {
+		t.Fatalf("left behind: %d containers, %d networks, %d volumes", c, n, v)
+	}
+}
+
+// TestComposeBadInput: a broken Compose file is a clear error naming file
+// and field, and nothing is created.
+func TestComposeBadInput(t *testing.T) {
+	b := daemon(t)
+	p := newProject(t, "services:\n  web:\n    image: cornus-test/busybox:1\n    ports: [\"8080:70000\"]\n")
+	_, errOut, code := p.run("compose", "up", "-d")
+	if code == 0 || !strings.Contains(errOut, "compose.yaml: services.web.ports[0]") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if c, n, v := leftovers(t, b, p.name); c+n+v != 0 {
+		t.Fatalf("bad input created %d containers, %d networks, %d volumes", c, n, v)
+	}
+}
+
+// TestComposePrivilegedRefused: default-deny, with the variable that allows it.
+func TestComposePrivilegedRefused(t *testing.T) {
+	b := daemon(t)
+	p := newProject(t, "services:\n  root:\n    image: cornus-test/busybox:1\n    privileged: true\n    command: [sleep, '5']\n")
+	_, errOut, code := p.run("compose", "up", "-d")
+	if code == 0 || !strings.Contains(errOut, "services.root.privileged") || !strings.Contains(errOut, "CORNUS_ALLOW_PRIVILEGED=1") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if c, n, v := leftovers(t, b, p.name); c+n+v != 0 {
+		t.Fatalf("refused project created %d containers, %d networks, %d volumes", c, n, v)
+	}
+}
+
+// TestComposeCrashingDependency: up fails naming the dependency that keeps
+// crashing, with its last log lines.
+func TestComposeCrashingDependency(t *testing.T) {
+	daemon(t)
+	loadImage(t, image)
+	p := newProject(t, `
+services:
+  db:
+    image: cornus-test/busybox:1
+    restart: always
+    command: ["sh", "-c", "echo cannot open database >&2; exit 1"]
+    healthcheck: {test: ["CMD", "true"], interval: 500ms}
+  api:
+    image: cornus-test/busybox:1
+    depends_on: {db: {condition: service_healthy}}
+    command: ["sleep", "30"]
+`)
+	_, errOut, code := p.run("compose", "--progress", "plain", "up", "-d")
+	if code == 0 || !strings.Contains(errOut, "dependency db is crash-looping") || !strings.Contains(errOut, "cannot open database") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}

@@ -1,0 +1,181 @@
+// Package e2e drives the built cornus binary against a real daemon: the
+// commands a user types, the output they read, what is left afterwards.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/internal/testimage"
+)
+
+// cornusBin is the binary under test, built once by TestMain.
+var cornusBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cornus-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cornusBin = filepath.Join(dir, "cornus")
+	build := exec.Command("go", "build", "-o", cornusBin, "../cmd/cornus")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build cornus: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemon opens the selected backend, or skips (outside CI) / fails (CI)
+// with how to start it.
+func daemon(t *testing.T) backends.Backend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := registry.Open(ctx, os.Environ())
+	if err != nil {
+		msg := fmt.Sprintf("no daemon for %s: %v (start one with scripts/setup.sh)", registry.Selected(os.Environ()), err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// project is a scratch copy of a Compose project with a unique name.
+type project struct {
+	t    *testing.T
+	name string
+	dir  string
+	env  []string
+}
+
+func newProject(t *testing.T, compose string, env ...string) *project {
+	t.Helper()
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	p := &project{t: t, name: "e2e" + hex.EncodeToString(suffix), dir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(p.dir, "compose.yaml"), []byte(compose), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.env = append(os.Environ(), "COMPOSE_PROJECT_NAME="+p.name)
+	p.env = append(p.env, env...)
+	t.Cleanup(func() {
+		// Remove everything, even when the test failed half-way.
+		_, _, _ = p.run("compose", "--progress", "quiet", "down", "-v", "-t", "1")
+	})
+	return p
+}
+
+// run executes cornus in the project directory.
+func (p *project) run(args ...string) (string, string, int) {
+	return p.runIn(nil, args...)
+}
+
+func (p *project) runIn(stdin io.Reader, args ...string) (string, string, int) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cornusBin, args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = p.dir, p.env, stdin
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatalf("run cornus %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (p *project) must(args ...string) string {
+	p.t.Helper()
+	out, errOut, code := p.run(args...)
+	if code != 0 {
+		p.t.Fatalf("cornus %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// leftovers counts the project's containers, networks and volumes.
+func leftovers(t *testing.T, b backends.Backend, project string) (int, int, int) {
+	t.Helper()
+	ctx := context.Background()
+	sel := backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}, All: true}
+	cs, err := b.List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := b.ListNetworks(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := b.ListVolumes(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cs), len(ns), len(vs)
+}
+
+// loadImage makes the busybox image available through `cornus image load`.
+func loadImage(t *testing.T, ref string) {
+	t.Helper()
+	tar := filepath.Join(t.TempDir(), "image.tar")
+	f, err := os.Create(tar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testimage.BuildBusybox(f, testimage.Options{Ref: ref}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := exec.Command(cornusBin, "image", "load", "-i", tar).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Loaded image: "+ref) {
+		t.Fatalf("cornus image load: %v\n%s", err, out)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func httpGet(addr string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\n\r\n"); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
+}

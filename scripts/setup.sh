@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# setup.sh: install and start what cornus's tests and demo need on a fresh
+# Debian 12 machine (run as root): busybox-static for local test images and
+# a Docker daemon. Idempotent; safe to run on every `make test` / `make demo`.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+need=()
+[ -x /bin/busybox ] && /bin/busybox --list >/dev/null 2>&1 || need+=(busybox-static)
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "setup: installing ${need[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+"$here/dockerd.sh"
