@@ -105,9 +105,9 @@ func psJSON(c backends.Container) any {
 	}
 	return struct {
 		ID, Name, Image, Command, Project, Service, CreatedAt, State, Status, Health, Ports, Labels string
-		Created                                                                                        int64
-		ExitCode                                                                                       int
-		Publishers                                                                                     []publisher
+		Created                                                                                     int64
+		ExitCode                                                                                    int
+		Publishers                                                                                  []publisher
 	}{
 		ID: c.ID, Name: c.Name, Image: c.Image, Command: c.Command, Project: c.Project(), Service: c.App(),
 		CreatedAt: c.Created.Format("2006-01-02 15:04:05 -0700 MST"), State: c.State, Status: c.Status,

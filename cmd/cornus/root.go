@@ -61,8 +61,8 @@ func run(args []string, s streams) int {
 
 func newRootCmd(s streams) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "cornus",
-		Short:         "Deploy Compose projects and devcontainers to any container runtime",
+		Use:              "cornus",
+		Short:            "Deploy Compose projects and devcontainers to any container runtime",
 		SilenceUsage:     true,
 		SilenceErrors:    true,
 		TraverseChildren: true,
