@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VE
 FUZZTIME ?= 30s
 export CGO_ENABLED := 0
 
-.PHONY: help build test check unit fuzz demo clean
+.PHONY: help build setup test check unit fuzz demo bench clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -14,7 +14,10 @@ help: ## list targets
 build: ## build the static binary into bin/cornus
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/cornus ./cmd/cornus
 
-test: check unit fuzz ## everything CI runs (.ci/run)
+setup: ## install and start what tests and the demo need (docker.io, busybox-static)
+	scripts/setup.sh
+
+test: check setup unit fuzz ## everything CI runs (.ci/run)
 
 check: ## gofmt and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -28,8 +31,19 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./compose -run '^$$' -fuzz '^FuzzStandardizeJSONC$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./translate -run '^$$' -fuzz '^FuzzComposeToSpec$$' -fuzztime $(FUZZTIME)
 
-demo: build ## print the native spec of the example project
-	./bin/cornus compose -f examples/shop/compose.yaml config
+demo: build setup ## bring the example project up on the default backend
+	$(GO) run ./hack/mkimage -ref cornus-demo/busybox:1 -o bin/demo-image.tar
+	./bin/cornus image load -i bin/demo-image.tar
+	./bin/cornus compose -f examples/shop/compose.yaml up -d --wait
+	./bin/cornus compose -f examples/shop/compose.yaml ps
+	@echo
+	@echo "shop is up: open http://127.0.0.1:$${WEB_PORT:-18080}/"
+	@echo "stop it with: ./bin/cornus compose -f examples/shop/compose.yaml down -v"
+
+bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon (median ratios)
+	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
+	./bin/cornus image load -i bin/bench-image.tar
+	$(GO) run ./hack/bench -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 clean: ## remove build output
 	rm -rf bin

@@ -22,8 +22,10 @@ type converged struct {
 
 // converge makes the app's replicas match the spec: unchanged ones are left
 // running (started if stopped), changed ones recreated, missing ones
-// created, extra ones removed. Replicas are handled in parallel.
-func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, force bool) (converged, error) {
+// created, extra ones removed. Replicas are handled in parallel. existing
+// are the app's containers as listed when Up began (Up holds the project
+// lock, so nothing else changes them meanwhile).
+func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, existing []backends.Container, force bool) (converged, error) {
 	files, err := e.files(a)
 	if err != nil {
 		return converged{}, err
@@ -33,10 +35,6 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, force
 		return converged{}, err
 	}
 	hash := configHash(p, a, files)
-	existing, err := e.b.List(ctx, backends.ListOptions{Labels: appLabels(p.Name, a.Name), All: true})
-	if err != nil {
-		return converged{}, fmt.Errorf("list containers of %s: %w", a.Name, err)
-	}
 	byReplica := map[int]backends.Container{}
 	var extra []backends.Container
 	n := a.ReplicaCount()

@@ -45,14 +45,9 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 		}
 		cs = append(cs, c)
 	}
-	if err := e.stopContainers(ctx, cs, o.Spec, o.Timeout); err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, c := range cs {
-		g.Go(func() error { return e.remove(gctx, c, true) })
-	}
-	if err := g.Wait(); err != nil {
+	// Each container is removed as soon as it has stopped: nothing waits
+	// for the slowest stop of its wave.
+	if err := e.stopContainers(ctx, cs, o.Spec, o.Timeout, true); err != nil {
 		return err
 	}
 	if len(cs) < len(all) {
@@ -68,8 +63,9 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 }
 
 // stopContainers stops containers in reverse dependency order: each wave
-// holds the services nothing still running depends on.
-func (e *Engine) stopContainers(ctx context.Context, cs []backends.Container, p *spec.Project, timeout *time.Duration) error {
+// holds the services nothing still running depends on. With remove, each
+// container is removed (with its anonymous volumes) right after it stops.
+func (e *Engine) stopContainers(ctx context.Context, cs []backends.Container, p *spec.Project, timeout *time.Duration, remove bool) error {
 	byApp, deps := groupByApp(cs)
 	for _, wave := range reverseWaves(keys(byApp), deps) {
 		g, gctx := errgroup.WithContext(ctx)
@@ -81,7 +77,12 @@ func (e *Engine) stopContainers(ctx context.Context, cs []backends.Container, p 
 				}
 			}
 			for _, c := range byApp[app] {
-				g.Go(func() error { return e.stop(gctx, c, with) })
+				g.Go(func() error {
+					if err := e.stop(gctx, c, with); err != nil || !remove {
+						return err
+					}
+					return e.remove(gctx, c, true)
+				})
 			}
 		}
 		if err := g.Wait(); err != nil {

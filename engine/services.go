@@ -110,7 +110,7 @@ func (e *Engine) Stop(ctx context.Context, project string, o LifecycleOptions) e
 	if err != nil {
 		return err
 	}
-	return e.stopContainers(ctx, cs, o.Spec, o.Timeout)
+	return e.stopContainers(ctx, cs, o.Spec, o.Timeout, false)
 }
 
 // Restart stops then starts the selected services' containers.

@@ -60,11 +60,19 @@ func (e *Engine) Up(ctx context.Context, p spec.Project, o UpOptions) (UpResult,
 	if err := e.ensureResources(ctx, p, apps); err != nil {
 		return UpResult{}, err
 	}
-	res, err := e.orphans(ctx, p, o.RemoveOrphans)
+	all, err := e.b.List(ctx, backends.ListOptions{Labels: projectLabels(p.Name), All: true})
+	if err != nil {
+		return UpResult{}, fmt.Errorf("list project %s: %w", p.Name, err)
+	}
+	res, err := e.orphans(ctx, p, all, o.RemoveOrphans)
 	if err != nil {
 		return res, err
 	}
-	if err := e.applyServices(ctx, p, sel, o.ForceRecreate); err != nil {
+	existing := map[string][]backends.Container{}
+	for _, c := range all {
+		existing[c.App()] = append(existing[c.App()], c)
+	}
+	if err := e.applyServices(ctx, p, sel, existing, o.ForceRecreate); err != nil {
 		return res, err
 	}
 	if o.Wait {
@@ -122,11 +130,7 @@ func (e *Engine) ensureResources(ctx context.Context, p spec.Project, apps []spe
 
 // orphans finds (and with remove, removes) containers of services no
 // longer in the spec.
-func (e *Engine) orphans(ctx context.Context, p spec.Project, remove bool) (UpResult, error) {
-	all, err := e.b.List(ctx, backends.ListOptions{Labels: projectLabels(p.Name), All: true})
-	if err != nil {
-		return UpResult{}, fmt.Errorf("list project %s: %w", p.Name, err)
-	}
+func (e *Engine) orphans(ctx context.Context, p spec.Project, all []backends.Container, remove bool) (UpResult, error) {
 	var res UpResult
 	for _, c := range all {
 		if _, ok := p.Services[c.App()]; !ok && c.Labels[backends.LabelOneoff] != "true" {
@@ -145,7 +149,8 @@ func (e *Engine) orphans(ctx context.Context, p spec.Project, remove bool) (UpRe
 
 // applyServices converges the selected services, each as soon as its
 // dependencies meet their conditions. The first failure cancels the rest.
-func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[string]bool, force bool) error {
+// existing holds the project's containers by app, listed once up front.
+func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[string]bool, existing map[string][]backends.Container, force bool) error {
 	done := map[string]chan struct{}{}
 	recreated := map[string]bool{}
 	var mu sync.Mutex
@@ -180,7 +185,7 @@ func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[stri
 				restart = restart || (d.Restart && recreated[dep])
 				mu.Unlock()
 			}
-			res, err := e.converge(gctx, p, a, force)
+			res, err := e.converge(gctx, p, a, existing[name], force)
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,7 @@ func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
+			t, err := f.resolveName(ctx, s)
 			if err != nil {
 				return err
 			}

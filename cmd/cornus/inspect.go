@@ -16,7 +16,7 @@ func newImagesCmd(f *composeFlags, s streams) *cobra.Command {
 		Short: "List images used by the created containers",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
+			t, err := f.resolveName(ctx, s)
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ func newTopCmd(f *composeFlags, s streams) *cobra.Command {
 		Short: "Display the running processes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
+			t, err := f.resolveName(ctx, s)
 			if err != nil {
 				return err
 			}
@@ -105,7 +105,7 @@ func newPortCmd(f *composeFlags, s streams) *cobra.Command {
 				return fmt.Errorf("PRIVATE_PORT %q is not a number", args[1])
 			}
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
+			t, err := f.resolveName(ctx, s)
 			if err != nil {
 				return err
 			}

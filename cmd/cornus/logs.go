@@ -34,7 +34,7 @@ func newLogsCmd(f *composeFlags, s streams) *cobra.Command {
 				o.Since = t
 			}
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
+			t, err := f.resolveName(ctx, s)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/cornus-dev/cornus/compose"
+
 	"github.com/cornus-dev/cornus/load"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -27,6 +29,20 @@ func (f *composeFlags) resolve(ctx context.Context, s streams) (target, error) {
 		return target{}, err
 	}
 	return target{name: r.Project.Name, spec: &r.Project, dir: r.Dir}, nil
+}
+
+// resolveName finds only the project name, without loading the project
+// when the name can be known otherwise: for commands that act on what is
+// deployed and need nothing from the Compose files (ps, logs, exec, ...).
+func (f *composeFlags) resolveName(ctx context.Context, s streams) (target, error) {
+	o, err := f.options(s)
+	if err != nil {
+		return target{}, err
+	}
+	if name, err := compose.ProjectName(o); err == nil {
+		return target{name: name}, nil
+	}
+	return f.resolve(ctx, s)
 }
 
 // loadQuiet loads without printing warnings.

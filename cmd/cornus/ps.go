@@ -29,7 +29,7 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 				return fmt.Errorf("--format %q: use table or json", o.format)
 			}
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
+			t, err := f.resolveName(ctx, s)
 			if err != nil {
 				return err
 			}

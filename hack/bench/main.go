@@ -30,6 +30,13 @@ func main() {
 	if *compose == "" {
 		fail(fmt.Errorf("-compose is required"))
 	}
+	for _, bin := range []*string{cornus, compose} {
+		abs, err := filepath.Abs(*bin) // runs happen in a scratch directory
+		if err != nil {
+			fail(err)
+		}
+		*bin = abs
+	}
 	dir, err := os.MkdirTemp("", "cornus-bench-")
 	if err != nil {
 		fail(err)
@@ -60,7 +67,7 @@ func services(image string, n, replicas int) string {
 	var s strings.Builder
 	s.WriteString("services:\n")
 	for i := range n {
-		fmt.Fprintf(&s, "  s%d:\n    image: %s\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n", i, image)
+		fmt.Fprintf(&s, "  s%d:\n    image: %s\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 1 & wait $$!; done\"]\n", i, image)
 		if replicas > 1 {
 			fmt.Fprintf(&s, "    scale: %d\n", replicas)
 		}
