@@ -107,6 +107,12 @@ type EventSource interface {
 	Events(ctx context.Context, o EventOptions) (<-chan Event, <-chan error)
 }
 
+// Renamer renames containers (docker rename; docker compose renames a
+// container it is about to replace).
+type Renamer interface {
+	Rename(ctx context.Context, id, name string) error
+}
+
 // NetworkConnector attaches running containers to networks.
 type NetworkConnector interface {
 	Connect(ctx context.Context, network, container string, aliases []string) error
@@ -129,6 +135,10 @@ type ContainerSpec struct {
 	// Files are secrets and configs with their content resolved, to be
 	// placed read-only at their targets.
 	Files []File
+	// StdinOnce closes the container's stdin when the first attached
+	// client's stdin ends (docker run -i), instead of ending that
+	// client's output stream.
+	StdinOnce bool
 }
 
 // File is a secret or config file to place in a container.
@@ -173,8 +183,9 @@ type Container struct {
 	ExitCode int
 	Created  time.Time
 	Ports    []PortBinding
-	// Networks maps network name to the container's IPv4 address on it.
-	Networks map[string]string
+	// Networks maps network name to the container's endpoint on it.
+	Networks map[string]EndpointInfo
+	Mounts   []MountPoint
 }
 
 // Project, App and Replica read the identity labels.
@@ -200,8 +211,6 @@ type PortBinding struct {
 type ContainerDetails struct {
 	Container
 	Config       ContainerConfig
-	Mounts       []MountPoint
-	NetworkInfo  map[string]EndpointInfo
 	Pid          int
 	StartedAt    time.Time
 	FinishedAt   time.Time
@@ -317,6 +326,10 @@ type AttachOptions struct {
 	Logs   bool // replay output so far first
 	Stream bool
 	Resize <-chan TermSize
+	// Attached, if set, is called once the stream is established, before
+	// any output: a caller can then start the container knowing no output
+	// will be missed.
+	Attached func()
 }
 
 // Image is a local image.

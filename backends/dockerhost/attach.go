@@ -26,6 +26,9 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 		return wrap(err, "attach to container %s", id)
 	}
 	defer att.Close()
+	if o.Attached != nil {
+		o.Attached()
+	}
 	stopClose := context.AfterFunc(ctx, att.Close)
 	defer stopClose()
 

@@ -43,6 +43,7 @@ var (
 	_ backends.ProcessLister    = (*Backend)(nil)
 	_ backends.EventSource      = (*Backend)(nil)
 	_ backends.NetworkConnector = (*Backend)(nil)
+	_ backends.Renamer          = (*Backend)(nil)
 )
 
 // Option configures New. Options do no I/O and may come in any order.

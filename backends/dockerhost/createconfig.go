@@ -56,6 +56,7 @@ func buildCreate(cs backends.ContainerSpec, api string) (createRequest, error) {
 		WorkingDir: a.WorkingDir,
 		Tty:        a.TTY,
 		OpenStdin:  a.StdinOpen,
+		StdinOnce:  cs.StdinOnce,
 		StopSignal: a.StopSignal,
 		Env:        envList(a.Env),
 		Labels:     mergeLabels(a.Labels, cs.Labels),

@@ -69,22 +69,25 @@ func details(r container.InspectResponse, now time.Time) backends.ContainerDetai
 		}
 		d.Status = stateText(s, d.StartedAt, d.FinishedAt, now)
 	}
-	for _, m := range r.Mounts {
-		d.Mounts = append(d.Mounts, backends.MountPoint{Type: string(m.Type), Name: m.Name, Source: m.Source, Destination: m.Destination, ReadOnly: !m.RW})
-	}
+	d.Mounts = mountPoints(r.Mounts)
 	if ns := r.NetworkSettings; ns != nil {
 		d.Ports = portBindings(ns.Ports)
-		d.Networks = map[string]string{}
-		d.NetworkInfo = map[string]backends.EndpointInfo{}
+		d.Networks = map[string]backends.EndpointInfo{}
 		for name, ep := range ns.Networks {
-			if ep == nil {
-				continue
+			if ep != nil {
+				d.Networks[name] = endpointInfo(ep)
 			}
-			d.Networks[name] = addr(ep.IPAddress)
-			d.NetworkInfo[name] = endpointInfo(ep)
 		}
 	}
 	return d
+}
+
+func mountPoints(ms []container.MountPoint) []backends.MountPoint {
+	var out []backends.MountPoint
+	for _, m := range ms {
+		out = append(out, backends.MountPoint{Type: string(m.Type), Name: m.Name, Source: m.Source, Destination: m.Destination, ReadOnly: !m.RW})
+	}
+	return out
 }
 
 func endpointInfo(ep *network.EndpointSettings) backends.EndpointInfo {

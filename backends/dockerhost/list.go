@@ -68,13 +68,14 @@ func summary(s container.Summary) backends.Container {
 	}
 	sortPorts(c.Ports)
 	if s.NetworkSettings != nil {
-		c.Networks = map[string]string{}
+		c.Networks = map[string]backends.EndpointInfo{}
 		for name, ep := range s.NetworkSettings.Networks {
 			if ep != nil {
-				c.Networks[name] = addr(ep.IPAddress)
+				c.Networks[name] = endpointInfo(ep)
 			}
 		}
 	}
+	c.Mounts = mountPoints(s.Mounts)
 	return c
 }
 

@@ -100,13 +100,13 @@ func TestNetworkAliases(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"front", "back"} {
-		ep, ok := d.NetworkInfo[project+"_"+key]
-		if !ok || ep.IPAddress == "" || !slices.Contains(ep.Aliases, "db") || d.Networks[project+"_"+key] != ep.IPAddress {
+		ep, ok := d.Networks[project+"_"+key]
+		if !ok || ep.IPAddress == "" || !slices.Contains(ep.Aliases, "db") || d.Networks[project+"_"+key].IPAddress != ep.IPAddress {
 			t.Fatalf("network %s: %+v (networks %v)", key, ep, d.Networks)
 		}
 	}
-	if !slices.Contains(d.NetworkInfo[project+"_back"].Aliases, "database") {
-		t.Fatalf("alias missing: %+v", d.NetworkInfo[project+"_back"])
+	if !slices.Contains(d.Networks[project+"_back"].Aliases, "database") {
+		t.Fatalf("alias missing: %+v", d.Networks[project+"_back"])
 	}
 	for _, host := range []string{"db", "database"} {
 		var out string
@@ -125,14 +125,14 @@ func TestNetworkAliases(t *testing.T) {
 	if err := b.Connect(ctx, project+"_front", cli.ID, []string{"apifront"}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := b.Inspect(ctx, cli.ID); !slices.Contains(d.NetworkInfo[project+"_front"].Aliases, "apifront") {
-		t.Fatalf("connect aliases: %+v", d.NetworkInfo)
+	if d, _ := b.Inspect(ctx, cli.ID); !slices.Contains(d.Networks[project+"_front"].Aliases, "apifront") {
+		t.Fatalf("connect aliases: %+v", d.Networks)
 	}
 	if err := b.Disconnect(ctx, project+"_front", cli.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := b.Inspect(ctx, cli.ID); len(d.NetworkInfo) != 1 {
-		t.Fatalf("after disconnect: %+v", d.NetworkInfo)
+	if d, _ := b.Inspect(ctx, cli.ID); len(d.Networks) != 1 {
+		t.Fatalf("after disconnect: %+v", d.Networks)
 	}
 }
 

@@ -3,8 +3,14 @@ package main
 
 import (
 	"os"
+
+	"github.com/cornus-dev/cornus/plugin"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Environ: os.Environ()}))
+	s := streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Environ: os.Environ()}
+	if plugin.IsPluginBinary(os.Args[0]) {
+		os.Exit(runPlugin(os.Args[1:], s))
+	}
+	os.Exit(run(os.Args[1:], s))
 }

@@ -38,14 +38,21 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // run executes the command line and returns the process exit status.
-func run(args []string, s streams) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+func run(args []string, s streams) int { return runContext(context.Background(), args, s) }
+
+// runContext is run with a parent context that may cancel it like SIGINT,
+// and hooks that adjust the root command before it runs.
+func runContext(parent context.Context, args []string, s streams, configure ...func(*cobra.Command)) int {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// compose-go reports some warnings through logrus; show them like ours.
 	logrus.SetOutput(s.Err)
 	logrus.SetFormatter(warnFormatter{})
 
 	root := newRootCmd(s)
+	for _, c := range configure {
+		c(root)
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -73,9 +80,11 @@ func newRootCmd(s streams) *cobra.Command {
 	root.AddCommand(
 		newComposeCmd(s),
 		newDeployCmd(s),
+		newDaemonCmd(s),
 		newImageCmd(s),
 		newValidateCmd(s),
 		newVersionCmd(s),
+		newPluginCmd(s),
 	)
 	return root
 }

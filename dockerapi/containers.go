@@ -1,0 +1,574 @@
+package dockerapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// container resolves a reference (ID, ID prefix or name) to a container.
+func (s *Server) container(ctx context.Context, ref string) (backends.ContainerDetails, error) {
+	d, err := s.b.Inspect(ctx, ref)
+	if err == nil {
+		return d, nil
+	}
+	if !errdefs.IsNotFound(err) {
+		return d, err
+	}
+	cs, lerr := s.b.List(ctx, backends.ListOptions{All: true})
+	if lerr != nil {
+		return d, lerr
+	}
+	name := strings.TrimPrefix(ref, "/")
+	var match []backends.Container
+	for _, c := range cs {
+		if c.Name == name || c.ID == ref {
+			return s.b.Inspect(ctx, c.ID)
+		}
+		if strings.HasPrefix(c.ID, ref) {
+			match = append(match, c)
+		}
+	}
+	if len(match) == 1 {
+		return s.b.Inspect(ctx, match[0].ID)
+	}
+	if len(match) > 1 {
+		return d, invalidParam("multiple IDs found with provided prefix: %s", ref)
+	}
+	return d, noSuchContainer(ref)
+}
+
+func (s *Server) containerInspect(w http.ResponseWriter, r *http.Request) {
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, inspect(d, s.isAutoRemove(d.ID)))
+}
+
+func (s *Server) containerList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := parseFilters(q.Get("filters"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	all := boolValue(q.Get("all"))
+	labels := map[string]string{}
+	for _, l := range f["label"] {
+		k, v, _ := strings.Cut(l, "=")
+		labels[k] = v
+	}
+	// Filters on state include stopped containers, as dockerd does.
+	if len(f["status"]) > 0 || len(f["exited"]) > 0 {
+		all = true
+	}
+	cs, err := s.b.List(r.Context(), backends.ListOptions{Labels: labels, All: all})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := []container.Summary{}
+	for _, c := range cs {
+		ok, err := matchContainer(c, f)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if ok {
+			out = append(out, summary(c))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Created > out[j].Created })
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 && n < len(out) {
+		out = out[:n]
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// matchContainer applies the container filters dockerd supports that the
+// backend's label query does not.
+func matchContainer(c backends.Container, f filters) (bool, error) {
+	for _, pat := range f["name"] {
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return false, invalidParam("invalid name filter %q: %v", pat, err)
+		}
+		if !re.MatchString("/"+c.Name) && !re.MatchString(c.Name) {
+			return false, nil
+		}
+	}
+	if ids := f["id"]; len(ids) > 0 && !anyMatch(ids, func(id string) bool { return strings.HasPrefix(c.ID, id) }) {
+		return false, nil
+	}
+	if st := f["status"]; len(st) > 0 && !anyMatch(st, func(s string) bool { return s == c.State }) {
+		return false, nil
+	}
+	if ex := f["exited"]; len(ex) > 0 && (c.State != backends.StateExited || !anyMatch(ex, func(s string) bool { return s == strconv.Itoa(c.ExitCode) })) {
+		return false, nil
+	}
+	if hs := f["health"]; len(hs) > 0 && !anyMatch(hs, func(h string) bool { return h == c.Health || (h == "none" && c.Health == "") }) {
+		return false, nil
+	}
+	if an := f["ancestor"]; len(an) > 0 && !anyMatch(an, func(a string) bool {
+		return a == c.Image || a == c.ImageID || strings.HasPrefix(c.ImageID, "sha256:"+a)
+	}) {
+		return false, nil
+	}
+	if nets := f["network"]; len(nets) > 0 && !anyMatch(nets, func(n string) bool { _, ok := c.Networks[n]; return ok }) {
+		return false, nil
+	}
+	return true, nil
+}
+
+func anyMatch(vals []string, pred func(string) bool) bool {
+	for _, v := range vals {
+		if pred(v) {
+			return true
+		}
+	}
+	return false
+}
+
+var validName = regexp.MustCompile(`^/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
+
+func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req container.CreateRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, invalidParam("invalid JSON: %v", err))
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Query().Get("name"), "/")
+	if name == "" {
+		name = randomName()
+	} else if !validName.MatchString(name) {
+		writeError(w, invalidParam("Invalid container name (%s), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed", name))
+		return
+	}
+	if req.Config == nil || req.Config.Image == "" {
+		writeError(w, invalidParam("Config cannot be empty in order to create a container"))
+		return
+	}
+	if existing, err := s.container(ctx, name); err == nil {
+		writeError(w, fmt.Errorf("Conflict. The container name \"/%s\" is already in use by container \"%s\". You have to remove (or rename) that container to be able to reuse that name: %w", name, existing.ID, errdefs.ErrConflict))
+		return
+	}
+	if _, err := s.b.InspectImage(ctx, req.Config.Image); err != nil {
+		if errdefs.IsNotFound(err) {
+			err = fmt.Errorf("No such image: %s: %w", req.Config.Image, errdefs.ErrNotFound)
+		}
+		writeError(w, err)
+		return
+	}
+	known, err := s.networkNames(ctx)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cs, warns, err := toContainerSpec(createInput{Req: req, Name: name, Networks: known})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.policy.Check(spec.Project{Name: "docker", Services: map[string]spec.App{cs.App.Name: cs.App}}); err != nil {
+		writeError(w, err)
+		return
+	}
+	for _, wr := range backends.Unhonored(s.b.Name(), s.b.Capabilities(), cs.App) {
+		warns = append(warns, wr.String())
+	}
+	if err := s.ensureVolumes(ctx, cs.Volumes); err != nil {
+		writeError(w, err)
+		return
+	}
+	c, err := s.b.Create(ctx, cs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.HostConfig != nil && req.HostConfig.AutoRemove {
+		s.mu.Lock()
+		s.autoRemove[c.ID] = true
+		s.mu.Unlock()
+	}
+	if warns == nil {
+		warns = []string{}
+	}
+	writeJSON(w, http.StatusCreated, container.CreateResponse{ID: c.ID, Warnings: warns})
+}
+
+// ensureVolumes creates named volumes the runtime does not have yet, as
+// dockerd does on container create.
+func (s *Server) ensureVolumes(ctx context.Context, vols map[string]spec.Volume) error {
+	if len(vols) == 0 {
+		return nil
+	}
+	have, err := s.b.ListVolumes(ctx, backends.ListOptions{})
+	if err != nil {
+		return err
+	}
+	exists := map[string]bool{}
+	for _, v := range have {
+		exists[v.Name] = true
+	}
+	for name, v := range vols {
+		if exists[name] {
+			continue
+		}
+		if _, err := s.b.EnsureVolume(ctx, backends.VolumeSpec{Key: name, Volume: v}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) isAutoRemove(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.autoRemove[id]
+}
+
+func (s *Server) containerStart(w http.ResponseWriter, r *http.Request) {
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if d.State == backends.StateRunning {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if err := s.b.Start(r.Context(), d.ID); err != nil {
+		writeError(w, err)
+		return
+	}
+	if s.isAutoRemove(d.ID) {
+		go s.removeWhenDone(d.ID)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// removeWhenDone implements HostConfig.AutoRemove (docker run --rm) for
+// every backend: remove the container once it exits.
+func (s *Server) removeWhenDone(id string) {
+	ctx := context.Background()
+	if _, err := s.b.Wait(ctx, id); err != nil && errdefs.IsNotFound(err) {
+		return
+	}
+	_ = s.b.Remove(ctx, id, backends.RemoveOptions{Force: true, Volumes: true})
+	s.mu.Lock()
+	delete(s.autoRemove, id)
+	s.mu.Unlock()
+}
+
+// timeout reads ?t= (or ?timeout=) seconds; absent means the container's own.
+func timeout(r *http.Request) (*time.Duration, error) {
+	v := r.URL.Query().Get("t")
+	if v == "" {
+		v = r.URL.Query().Get("timeout")
+	}
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return nil, invalidParam("invalid value for t: %q", v)
+	}
+	d := time.Duration(n) * time.Second
+	if n < 0 {
+		d = 24 * time.Hour // -1 waits indefinitely
+	}
+	return &d, nil
+}
+
+func (s *Server) containerStop(w http.ResponseWriter, r *http.Request) {
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := timeout(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !d.Running() {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	if err := s.b.Stop(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t}); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) containerRestart(w http.ResponseWriter, r *http.Request) {
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	t, err := timeout(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.b.Restart(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t}); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) containerKill(w http.ResponseWriter, r *http.Request) {
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sig := r.URL.Query().Get("signal")
+	if sig == "" {
+		sig = "SIGKILL"
+	}
+	if _, ok := spec.ParseSignal(sig); !ok {
+		writeError(w, invalidParam("Invalid signal: %s", sig))
+		return
+	}
+	if !d.Running() {
+		writeError(w, fmt.Errorf("Cannot kill container: %s: Container %s is not running: %w", r.PathValue("id"), d.ID, errdefs.ErrConflict))
+		return
+	}
+	if err := s.b.Kill(r.Context(), d.ID, sig); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) pauser(w http.ResponseWriter) (backends.Pauser, bool) {
+	p, ok := s.b.(backends.Pauser)
+	if !ok {
+		writeError(w, fmt.Errorf("pause is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
+	}
+	return p, ok
+}
+
+func (s *Server) containerPause(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.pauser(w)
+	if !ok {
+		return
+	}
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = p.Pause(r.Context(), d.ID)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) containerUnpause(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.pauser(w)
+	if !ok {
+		return
+	}
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = p.Unpause(r.Context(), d.ID)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// containerWait answers once the condition holds: not-running (default),
+// next-exit (the next exit, even if not started yet), or removed. Headers
+// go out at once, the status code when the container gets there.
+func (s *Server) containerWait(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	d, err := s.container(ctx, r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cond := r.URL.Query().Get("condition")
+	switch cond {
+	case "", "not-running", "next-exit", "removed":
+	default:
+		writeError(w, invalidParam("invalid condition: %q", cond))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
+	code, werr := s.waitFor(ctx, d, cond)
+	resp := container.WaitResponse{StatusCode: int64(code)}
+	if werr != nil {
+		resp.Error = &container.WaitExitError{Message: werr.Error()}
+	}
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func (s *Server) waitFor(ctx context.Context, d backends.ContainerDetails, cond string) (int, error) {
+	if cond == "next-exit" && !d.Running() {
+		// Wait for the container to start (or to have run and exited).
+		for {
+			cur, err := s.b.Inspect(ctx, d.ID)
+			if err != nil {
+				return -1, err
+			}
+			if cur.Running() || cur.FinishedAt.After(d.FinishedAt) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return -1, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	code, err := s.b.Wait(ctx, d.ID)
+	if cond != "removed" {
+		return code, err
+	}
+	for {
+		if _, err := s.b.Inspect(ctx, d.ID); errdefs.IsNotFound(err) {
+			return code, nil
+		}
+		select {
+		case <-ctx.Done():
+			return code, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Server) containerDelete(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	force := boolValue(q.Get("force"))
+	if d.Running() && !force {
+		writeError(w, fmt.Errorf("You cannot remove a running container %s. Stop the container before attempting removal or force remove: %w", d.ID, errdefs.ErrConflict))
+		return
+	}
+	if err := s.b.Remove(r.Context(), d.ID, backends.RemoveOptions{Force: force, Volumes: boolValue(q.Get("v"))}); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.mu.Lock()
+	delete(s.autoRemove, d.ID)
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) {
+	pl, ok := s.b.(backends.ProcessLister)
+	if !ok {
+		writeError(w, fmt.Errorf("top is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
+		return
+	}
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !d.Running() {
+		writeError(w, fmt.Errorf("Container %s is not running: %w", d.ID, errdefs.ErrConflict))
+		return
+	}
+	ps, err := pl.Top(r.Context(), d.ID, r.URL.Query().Get("ps_args"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, container.TopResponse{Titles: ps.Titles, Processes: ps.Processes})
+}
+
+func (s *Server) containerRename(w http.ResponseWriter, r *http.Request) {
+	rn, ok := s.b.(backends.Renamer)
+	if !ok {
+		writeError(w, fmt.Errorf("rename is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Query().Get("name"), "/")
+	if !validName.MatchString(name) {
+		writeError(w, invalidParam("Invalid container name (%s), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed", name))
+		return
+	}
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = rn.Rename(r.Context(), d.ID, name)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) containerResize(w http.ResponseWriter, r *http.Request) {
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	size, err := termSize(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.sessions.resize(d.ID, size)
+	w.WriteHeader(http.StatusOK)
+}
+
+func termSize(r *http.Request) (backends.TermSize, error) {
+	h, err1 := strconv.ParseUint(r.URL.Query().Get("h"), 10, 16)
+	wd, err2 := strconv.ParseUint(r.URL.Query().Get("w"), 10, 16)
+	if err := errors.Join(err1, err2); err != nil {
+		return backends.TermSize{}, invalidParam("invalid terminal size: h=%q w=%q", r.URL.Query().Get("h"), r.URL.Query().Get("w"))
+	}
+	return backends.TermSize{Height: uint(h), Width: uint(wd)}, nil
+}
+
+// flush pushes headers and buffered output to the client now.
+func flush(w http.ResponseWriter) {
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// flushWriter flushes after every write, for streams (logs -f, events).
+type flushWriter struct{ w http.ResponseWriter }
+
+func (f flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	flush(f.w)
+	return n, err
+}
+
+var _ io.Writer = flushWriter{}

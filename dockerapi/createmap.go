@@ -1,0 +1,450 @@
+package dockerapi
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// createInput is an Engine create request plus what the handler resolved:
+// the container name and the runtime networks the request names.
+type createInput struct {
+	Req  container.CreateRequest
+	Name string
+	// Networks maps each network name or ID the request uses to the
+	// network's runtime name.
+	Networks map[string]string
+}
+
+// toContainerSpec maps an Engine create request onto a cornus container
+// spec. What the spec cannot carry is returned as warnings (the Engine's
+// create response carries them to the client), never dropped silently.
+func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
+	cfg := in.Req.Config
+	hc := in.Req.HostConfig
+	if cfg == nil || cfg.Image == "" {
+		return backends.ContainerSpec{}, nil, invalidParam("Config cannot be empty in order to create a container")
+	}
+	if hc == nil {
+		hc = &container.HostConfig{}
+	}
+	var warns []string
+	warn := func(format string, args ...any) { warns = append(warns, fmt.Sprintf(format, args...)) }
+	labels := maps.Clone(cfg.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+
+	a := spec.App{
+		Name:        in.Name,
+		Image:       cfg.Image,
+		Hostname:    cfg.Hostname,
+		Domainname:  cfg.Domainname,
+		User:        cfg.User,
+		WorkingDir:  cfg.WorkingDir,
+		TTY:         cfg.Tty,
+		StdinOpen:   cfg.OpenStdin,
+		StopSignal:  cfg.StopSignal,
+		Labels:      maps.Clone(cfg.Labels),
+		Privileged:  hc.Privileged,
+		ReadOnly:    hc.ReadonlyRootfs,
+		CapAdd:      slices.Clone(hc.CapAdd),
+		CapDrop:     slices.Clone(hc.CapDrop),
+		SecurityOpt: slices.Clone(hc.SecurityOpt),
+		GroupAdd:    slices.Clone(hc.GroupAdd),
+		DNSOptions:  slices.Clone(hc.DNSOptions),
+		DNSSearch:   slices.Clone(hc.DNSSearch),
+		Sysctls:     maps.Clone(hc.Sysctls),
+		ShmSize:     spec.Bytes(hc.ShmSize),
+		Init:        hc.Init,
+		PidMode:     string(hc.PidMode),
+		IpcMode:     ipcMode(hc.IpcMode),
+	}
+	if svc := labels["com.docker.compose.service"]; svc != "" {
+		a.Name = svc
+	}
+	if cfg.Entrypoint != nil {
+		a.Entrypoint = command(cfg.Entrypoint)
+	}
+	if cfg.Cmd != nil {
+		a.Command = command(cfg.Cmd)
+	}
+	if len(cfg.Env) > 0 {
+		a.Env = map[string]string{}
+		for _, kv := range cfg.Env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				continue // "KEY" alone unsets KEY in the Engine
+			}
+			a.Env[k] = v
+		}
+	}
+	if cfg.StopTimeout != nil {
+		a.StopGracePeriod = spec.DurationOf(time.Duration(*cfg.StopTimeout) * time.Second)
+	}
+	if cfg.Healthcheck != nil {
+		a.Healthcheck = healthcheck(cfg.Healthcheck)
+	}
+	for _, d := range hc.DNS {
+		a.DNS = append(a.DNS, d.String())
+	}
+	for _, h := range hc.ExtraHosts {
+		host, ip, ok := strings.Cut(h, ":")
+		if !ok {
+			return backends.ContainerSpec{}, warns, invalidParam("invalid extra host %q: expected HOST:IP", h)
+		}
+		if a.ExtraHosts == nil {
+			a.ExtraHosts = map[string][]string{}
+		}
+		a.ExtraHosts[host] = append(a.ExtraHosts[host], ip)
+	}
+	if rp := hc.RestartPolicy; rp.Name != "" && rp.Name != "no" {
+		a.Restart = string(rp.Name)
+		if rp.Name == "on-failure" && rp.MaximumRetryCount > 0 {
+			a.Restart += ":" + strconv.Itoa(rp.MaximumRetryCount)
+		}
+	}
+	if hc.LogConfig.Type != "" {
+		a.Logging = &spec.Logging{Driver: hc.LogConfig.Type, Options: maps.Clone(hc.LogConfig.Config)}
+	}
+	mapResources(&a, hc.Resources, warn)
+	ports, err := mapPorts(cfg, hc)
+	if err != nil {
+		return backends.ContainerSpec{}, warns, err
+	}
+	a.Ports = ports
+	for p := range cfg.ExposedPorts {
+		a.Expose = append(a.Expose, p.String())
+	}
+	slices.Sort(a.Expose)
+	vols := map[string]spec.Volume{}
+	if err := mapStorage(&a, cfg, hc, vols); err != nil {
+		return backends.ContainerSpec{}, warns, err
+	}
+	nets, err := mapNetworks(&a, cfg, hc, in.Req.NetworkingConfig, in.Networks)
+	if err != nil {
+		return backends.ContainerSpec{}, warns, err
+	}
+	for _, unsupported := range []struct {
+		name string
+		set  bool
+	}{
+		{"VolumesFrom", len(hc.VolumesFrom) > 0}, {"Links", len(hc.Links) > 0}, {"CpuShares", hc.CPUShares != 0},
+		{"CpuQuota", hc.CPUQuota != 0}, {"CpusetCpus", hc.CpusetCpus != ""}, {"BlkioWeight", hc.BlkioWeight != 0},
+		{"DeviceRequests", len(hc.DeviceRequests) > 0}, {"OomScoreAdj", hc.OomScoreAdj != 0}, {"UsernsMode", hc.UsernsMode != ""},
+		{"UTSMode", hc.UTSMode != ""}, {"CgroupParent", hc.CgroupParent != ""}, {"Runtime", hc.Runtime != "" && hc.Runtime != "runc"},
+		{"StorageOpt", len(hc.StorageOpt) > 0}, {"MemorySwap", hc.MemorySwap > 0},
+	} {
+		if unsupported.set {
+			warn("HostConfig.%s is not supported by cornus and was ignored", unsupported.name)
+		}
+	}
+
+	cs := backends.ContainerSpec{
+		App: a, Name: in.Name, Replica: 1, Labels: identityLabels(labels), Networks: nets, Volumes: vols,
+		StdinOnce: cfg.StdinOnce,
+	}
+	cs.Project = cs.Labels[backends.LabelProject]
+	if n, err := strconv.Atoi(labels["com.docker.compose.container-number"]); err == nil && n > 0 {
+		cs.Replica = n
+	}
+	return cs, warns, nil
+}
+
+// identityLabels adds cornus's labels to containers docker compose creates
+// through the API, so `cornus compose ps` and docker compose see the same
+// project.
+func identityLabels(labels map[string]string) map[string]string {
+	out := maps.Clone(labels)
+	if p := labels[backends.ComposeProject]; p != "" {
+		out[backends.LabelProject] = p
+		out[backends.LabelApp] = labels[backends.ComposeService]
+		out[backends.LabelReplica] = labels[backends.ComposeNumber]
+		if strings.EqualFold(labels[backends.ComposeOneoff], "true") {
+			out[backends.LabelOneoff] = "true"
+		}
+	}
+	return out
+}
+
+// command maps an Engine argv: [""] clears the image default.
+func command(argv []string) spec.Command {
+	if len(argv) == 1 && argv[0] == "" {
+		return spec.Command{}
+	}
+	return spec.Command(slices.Clone(argv))
+}
+
+func ipcMode(m container.IpcMode) string {
+	switch m {
+	case "", "private", "shareable":
+		return "" // the runtime default
+	}
+	return string(m)
+}
+
+func healthcheck(h *container.HealthConfig) *spec.Healthcheck {
+	out := &spec.Healthcheck{Test: slices.Clone(h.Test)}
+	if len(h.Test) == 1 && h.Test[0] == "NONE" {
+		out.Disable = true
+	}
+	dur := func(d time.Duration) *spec.Duration {
+		if d == 0 {
+			return nil
+		}
+		return spec.DurationOf(d)
+	}
+	out.Interval, out.Timeout = dur(h.Interval), dur(h.Timeout)
+	out.StartPeriod, out.StartInterval = dur(h.StartPeriod), dur(h.StartInterval)
+	if h.Retries != 0 {
+		r := h.Retries
+		out.Retries = &r
+	}
+	return out
+}
+
+func mapResources(a *spec.App, r container.Resources, warn func(string, ...any)) {
+	var limits, reservations spec.ResourceLimits
+	limits.Memory = spec.Bytes(r.Memory)
+	limits.CPUs = float64(r.NanoCPUs) / 1e9
+	if r.PidsLimit != nil && *r.PidsLimit > 0 {
+		limits.Pids = *r.PidsLimit
+	}
+	reservations.Memory = spec.Bytes(r.MemoryReservation)
+	if limits != (spec.ResourceLimits{}) || reservations != (spec.ResourceLimits{}) {
+		a.Resources = &spec.Resources{}
+		if limits != (spec.ResourceLimits{}) {
+			a.Resources.Limits = &limits
+		}
+		if reservations != (spec.ResourceLimits{}) {
+			a.Resources.Reservations = &reservations
+		}
+	}
+	for _, d := range r.Devices {
+		a.Devices = append(a.Devices, spec.Device{Source: d.PathOnHost, Target: d.PathInContainer, Permissions: d.CgroupPermissions})
+	}
+	for _, u := range r.Ulimits {
+		if a.Ulimits == nil {
+			a.Ulimits = map[string]spec.Ulimit{}
+		}
+		a.Ulimits[u.Name] = spec.Ulimit{Soft: u.Soft, Hard: u.Hard}
+	}
+	if len(r.DeviceCgroupRules) > 0 {
+		warn("HostConfig.DeviceCgroupRules is not supported by cornus and was ignored")
+	}
+}
+
+// mapPorts turns PortBindings (and PublishAllPorts over ExposedPorts) into
+// published ports.
+func mapPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, error) {
+	var out []spec.Port
+	bound := map[network.Port]bool{}
+	keys := slices.SortedFunc(maps.Keys(hc.PortBindings), func(a, b network.Port) int { return strings.Compare(a.String(), b.String()) })
+	for _, p := range keys {
+		bound[p] = true
+		for _, b := range hc.PortBindings[p] {
+			sp := spec.Port{Container: int(p.Num()), Protocol: string(p.Proto())}
+			if b.HostIP.IsValid() && !b.HostIP.IsUnspecified() {
+				sp.HostIP = b.HostIP.String()
+			}
+			if b.HostPort != "" {
+				lo, hi, isRange := strings.Cut(b.HostPort, "-")
+				n, err := strconv.Atoi(lo)
+				if err != nil || n < 0 || n > 65535 {
+					return nil, invalidParam("invalid host port %q for %s", b.HostPort, p)
+				}
+				sp.Host = n
+				if isRange {
+					if sp.HostEnd, err = strconv.Atoi(hi); err != nil || sp.HostEnd < n {
+						return nil, invalidParam("invalid host port range %q for %s", b.HostPort, p)
+					}
+				}
+			}
+			out = append(out, sp)
+		}
+	}
+	if hc.PublishAllPorts {
+		for p := range cfg.ExposedPorts {
+			if !bound[p] {
+				out = append(out, spec.Port{Container: int(p.Num()), Protocol: string(p.Proto())})
+			}
+		}
+	}
+	return out, nil
+}
+
+// mapStorage turns Binds, Mounts, Tmpfs and anonymous Config.Volumes into
+// spec mounts, volumes and tmpfs; named volumes are recorded in vols.
+func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vols map[string]spec.Volume) error {
+	named := func(name string) {
+		vols[name] = spec.Volume{Name: name}
+	}
+	targets := map[string]bool{}
+	for _, b := range hc.Binds {
+		parts := strings.Split(b, ":")
+		if len(parts) < 2 || len(parts) > 3 {
+			return invalidParam("invalid volume specification: '%s'", b)
+		}
+		src, dst := parts[0], parts[1]
+		opts := ""
+		if len(parts) == 3 {
+			opts = parts[2]
+		}
+		ro := false
+		propagation := ""
+		noCopy := false
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "ro":
+				ro = true
+			case "rw", "", "z", "Z", "consistent", "cached", "delegated":
+			case "nocopy":
+				noCopy = true
+			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
+				propagation = o
+			default:
+				return invalidParam("invalid mode: %s", o)
+			}
+		}
+		targets[path.Clean(dst)] = true
+		if path.IsAbs(src) {
+			a.Mounts = append(a.Mounts, spec.Mount{Source: src, Target: dst, ReadOnly: ro, CreateHostPath: true, Propagation: propagation})
+			continue
+		}
+		named(src)
+		a.Volumes = append(a.Volumes, spec.VolumeMount{Source: src, Target: dst, ReadOnly: ro, NoCopy: noCopy})
+	}
+	for _, m := range hc.Mounts {
+		targets[path.Clean(m.Target)] = true
+		switch m.Type {
+		case mount.TypeBind:
+			sm := spec.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+			if m.BindOptions != nil {
+				sm.Propagation = string(m.BindOptions.Propagation)
+				sm.CreateHostPath = m.BindOptions.CreateMountpoint
+			}
+			a.Mounts = append(a.Mounts, sm)
+		case mount.TypeVolume, "":
+			vm := spec.VolumeMount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
+			if o := m.VolumeOptions; o != nil {
+				vm.NoCopy, vm.Subpath = o.NoCopy, o.Subpath
+				if o.DriverConfig != nil && m.Source == "" {
+					vm.Driver, vm.DriverOpts = o.DriverConfig.Name, maps.Clone(o.DriverConfig.Options)
+				}
+			}
+			if m.Source != "" {
+				named(m.Source)
+			}
+			a.Volumes = append(a.Volumes, vm)
+		case mount.TypeTmpfs:
+			t := spec.Tmpfs{Target: m.Target}
+			if o := m.TmpfsOptions; o != nil {
+				t.Size, t.Mode = spec.Bytes(o.SizeBytes), spec.FileMode(o.Mode)
+			}
+			a.Tmpfs = append(a.Tmpfs, t)
+		default:
+			return invalidParam("mount type %q is not supported by cornus", m.Type)
+		}
+	}
+	for _, target := range slices.Sorted(maps.Keys(hc.Tmpfs)) {
+		t := spec.Tmpfs{Target: target}
+		for _, o := range strings.Split(hc.Tmpfs[target], ",") {
+			k, v, _ := strings.Cut(o, "=")
+			switch k {
+			case "size":
+				if b, err := spec.ParseBytes(v); err == nil {
+					t.Size = b
+				}
+			case "mode":
+				if m, err := spec.ParseFileMode(v); err == nil {
+					t.Mode = m
+				}
+			}
+		}
+		targets[path.Clean(target)] = true
+		a.Tmpfs = append(a.Tmpfs, t)
+	}
+	// Config.Volumes declares anonymous volumes (e.g. from the image);
+	// those already mounted otherwise are not repeated.
+	for _, target := range slices.Sorted(maps.Keys(cfg.Volumes)) {
+		if !targets[path.Clean(target)] {
+			a.Volumes = append(a.Volumes, spec.VolumeMount{Target: target})
+		}
+	}
+	return nil
+}
+
+// mapNetworks turns NetworkMode and EndpointsConfig into attachments; the
+// returned map holds the runtime networks keyed as the attachments name them.
+func mapNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig, known map[string]string) (map[string]spec.Network, error) {
+	mode := string(hc.NetworkMode)
+	if cfg.NetworkDisabled {
+		mode = "none"
+	}
+	switch {
+	case mode == "" || mode == "default":
+		mode = "bridge"
+	case mode == "host" || mode == "none" || mode == "bridge" || strings.HasPrefix(mode, "container:"):
+	default:
+		mode = "" // a named network: attach below
+	}
+	endpoints := map[string]*network.EndpointSettings{}
+	if nc != nil {
+		maps.Copy(endpoints, nc.EndpointsConfig)
+	}
+	if ep, ok := endpoints["default"]; ok { // the docker CLI's name for bridge
+		delete(endpoints, "default")
+		endpoints["bridge"] = ep
+	}
+	if mode == "" {
+		if _, ok := endpoints[string(hc.NetworkMode)]; !ok {
+			endpoints[string(hc.NetworkMode)] = nil
+		}
+	} else {
+		a.NetworkMode = mode
+		delete(endpoints, mode)
+		if len(endpoints) > 0 && mode != "bridge" {
+			return nil, invalidParam("conflicting options: network mode %s cannot be combined with other networks", mode)
+		}
+		if mode == "bridge" && len(endpoints) == 0 {
+			return nil, nil
+		}
+		a.NetworkMode = ""
+		if mode == "bridge" {
+			endpoints["bridge"] = nil
+		}
+	}
+	nets := map[string]spec.Network{}
+	for _, ref := range slices.Sorted(maps.Keys(endpoints)) {
+		name, ok := known[ref]
+		if !ok {
+			return nil, fmt.Errorf("network %s not found: %w", ref, errNotFound)
+		}
+		att := spec.NetworkAttachment{Name: name}
+		if ep := endpoints[ref]; ep != nil {
+			att.Aliases = slices.Clone(ep.Aliases)
+			if ep.IPAMConfig != nil {
+				if ep.IPAMConfig.IPv4Address.IsValid() {
+					att.IPv4 = ep.IPAMConfig.IPv4Address.String()
+				}
+				if ep.IPAMConfig.IPv6Address.IsValid() {
+					att.IPv6 = ep.IPAMConfig.IPv6Address.String()
+				}
+			}
+		}
+		a.Networks = append(a.Networks, att)
+		nets[name] = spec.Network{Name: name, External: true}
+	}
+	return nets, nil
+}

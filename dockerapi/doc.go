@@ -1,0 +1,14 @@
+// Package dockerapi serves the Docker Engine API over any cornus backend, so
+// stock clients — the docker CLI, docker compose, the devcontainer CLI —
+// work through DOCKER_HOST on every runtime cornus supports. It maps Engine
+// calls onto the backends.Backend interface; it is not a byte pass-through
+// to dockerd.
+//
+// Wire types are moby's own (github.com/moby/moby/api/types), so JSON
+// casing is exactly the Engine's. Entry point: New(backend, opts...) and
+// Server.Handler (or Serve on a listener). Errors are mapped from
+// containerd/errdefs classes to HTTP statuses in one place (errors.go).
+//
+// dockerapi imports backends, spec, engine's host policy and progress-free
+// helpers; never the CLI.
+package dockerapi
