@@ -414,9 +414,12 @@ type Processes struct {
 	Processes [][]string
 }
 
-// EventOptions filter events by container labels.
+// EventOptions filter events by container labels. Since replays past
+// events; with Until the stream ends once events up to Until were sent
+// (past ones included).
 type EventOptions struct {
 	Since  time.Time
+	Until  time.Time
 	Labels map[string]string
 }
 

@@ -22,14 +22,14 @@ import (
 
 // container resolves a reference (ID, ID prefix or name) to a container.
 func (s *Server) container(ctx context.Context, ref string) (backends.ContainerDetails, error) {
-	d, err := s.b.Inspect(ctx, ref)
+	d, err := s.cache.inspectRef(ctx, ref)
 	if err == nil {
 		return d, nil
 	}
 	if !errdefs.IsNotFound(err) {
 		return d, err
 	}
-	cs, lerr := s.b.List(ctx, backends.ListOptions{All: true})
+	cs, lerr := s.cache.listAll(ctx)
 	if lerr != nil {
 		return d, lerr
 	}
@@ -37,14 +37,14 @@ func (s *Server) container(ctx context.Context, ref string) (backends.ContainerD
 	var match []backends.Container
 	for _, c := range cs {
 		if c.Name == name || c.ID == ref {
-			return s.b.Inspect(ctx, c.ID)
+			return s.cache.inspectRef(ctx, c.ID)
 		}
 		if strings.HasPrefix(c.ID, ref) {
 			match = append(match, c)
 		}
 	}
 	if len(match) == 1 {
-		return s.b.Inspect(ctx, match[0].ID)
+		return s.cache.inspectRef(ctx, match[0].ID)
 	}
 	if len(match) > 1 {
 		return d, invalidParam("multiple IDs found with provided prefix: %s", ref)
@@ -69,22 +69,20 @@ func (s *Server) containerList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	all := boolValue(q.Get("all"))
-	labels := map[string]string{}
-	for _, l := range f["label"] {
-		k, v, _ := strings.Cut(l, "=")
-		labels[k] = v
-	}
 	// Filters on state include stopped containers, as dockerd does.
 	if len(f["status"]) > 0 || len(f["exited"]) > 0 {
 		all = true
 	}
-	cs, err := s.b.List(r.Context(), backends.ListOptions{Labels: labels, All: all})
+	cs, err := s.cache.listAll(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	out := []container.Summary{}
 	for _, c := range cs {
+		if !all && !c.Running() {
+			continue
+		}
 		ok, err := matchContainer(c, f)
 		if err != nil {
 			writeError(w, err)
@@ -104,6 +102,13 @@ func (s *Server) containerList(w http.ResponseWriter, r *http.Request) {
 // matchContainer applies the container filters dockerd supports that the
 // backend's label query does not.
 func matchContainer(c backends.Container, f filters) (bool, error) {
+	for _, l := range f["label"] {
+		k, v, hasV := strings.Cut(l, "=")
+		got, ok := c.Labels[k]
+		if !ok || (hasV && got != v) {
+			return false, nil
+		}
+	}
 	for _, pat := range f["name"] {
 		re, err := regexp.Compile(pat)
 		if err != nil {
@@ -186,7 +191,7 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.policy.Check(spec.Project{Name: "docker", Services: map[string]spec.App{cs.App.Name: cs.App}}); err != nil {
+	if err := s.policy.CheckApp("container "+name, cs.App); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -202,6 +207,7 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	s.cache.invalidate()
 	if req.HostConfig != nil && req.HostConfig.AutoRemove {
 		s.mu.Lock()
 		s.autoRemove[c.ID] = true
@@ -254,7 +260,9 @@ func (s *Server) containerStart(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if err := s.b.Start(r.Context(), d.ID); err != nil {
+	err = s.b.Start(r.Context(), d.ID)
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -272,6 +280,7 @@ func (s *Server) removeWhenDone(id string) {
 		return
 	}
 	_ = s.b.Remove(ctx, id, backends.RemoveOptions{Force: true, Volumes: true})
+	s.cache.invalidate()
 	s.mu.Lock()
 	delete(s.autoRemove, id)
 	s.mu.Unlock()
@@ -312,7 +321,9 @@ func (s *Server) containerStop(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if err := s.b.Stop(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t}); err != nil {
+	err = s.b.Stop(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -330,7 +341,9 @@ func (s *Server) containerRestart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.b.Restart(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t}); err != nil {
+	err = s.b.Restart(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -355,7 +368,9 @@ func (s *Server) containerKill(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("Cannot kill container: %s: Container %s is not running: %w", r.PathValue("id"), d.ID, errdefs.ErrConflict))
 		return
 	}
-	if err := s.b.Kill(r.Context(), d.ID, sig); err != nil {
+	err = s.b.Kill(r.Context(), d.ID, sig)
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -378,6 +393,7 @@ func (s *Server) containerPause(w http.ResponseWriter, r *http.Request) {
 	d, err := s.container(r.Context(), r.PathValue("id"))
 	if err == nil {
 		err = p.Pause(r.Context(), d.ID)
+		s.cache.invalidate()
 	}
 	if err != nil {
 		writeError(w, err)
@@ -394,6 +410,7 @@ func (s *Server) containerUnpause(w http.ResponseWriter, r *http.Request) {
 	d, err := s.container(r.Context(), r.PathValue("id"))
 	if err == nil {
 		err = p.Unpause(r.Context(), d.ID)
+		s.cache.invalidate()
 	}
 	if err != nil {
 		writeError(w, err)
@@ -476,7 +493,9 @@ func (s *Server) containerDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("You cannot remove a running container %s. Stop the container before attempting removal or force remove: %w", d.ID, errdefs.ErrConflict))
 		return
 	}
-	if err := s.b.Remove(r.Context(), d.ID, backends.RemoveOptions{Force: force, Volumes: boolValue(q.Get("v"))}); err != nil {
+	err = s.b.Remove(r.Context(), d.ID, backends.RemoveOptions{Force: force, Volumes: boolValue(q.Get("v"))})
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -523,6 +542,7 @@ func (s *Server) containerRename(w http.ResponseWriter, r *http.Request) {
 	d, err := s.container(r.Context(), r.PathValue("id"))
 	if err == nil {
 		err = rn.Rename(r.Context(), d.ID, name)
+		s.cache.invalidate()
 	}
 	if err != nil {
 		writeError(w, err)

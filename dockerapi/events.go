@@ -104,15 +104,16 @@ func (s *Server) eventsStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	if !until.IsZero() {
-		var c context.CancelFunc
-		ctx, c = context.WithDeadline(ctx, until)
-		defer c()
-	}
 	var events <-chan backends.Event
 	if es, ok := s.b.(backends.EventSource); ok {
-		events, _ = es.Events(ctx, backends.EventOptions{Since: since})
+		// The backend replays from Since and ends the stream at Until.
+		events, _ = es.Events(ctx, backends.EventOptions{Since: since, Until: until})
 	} else {
+		if !until.IsZero() {
+			var c context.CancelFunc
+			ctx, c = context.WithDeadline(ctx, until)
+			defer c()
+		}
 		events = s.pollEvents(ctx)
 	}
 	w.Header().Set("Content-Type", "application/json")

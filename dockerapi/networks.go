@@ -214,7 +214,9 @@ func (s *Server) networkConnect(w http.ResponseWriter, r *http.Request) {
 	if req.EndpointConfig != nil {
 		aliases = req.EndpointConfig.Aliases
 	}
-	if err := conn.Connect(r.Context(), n.ID, c.ID, aliases); err != nil {
+	err = conn.Connect(r.Context(), n.ID, c.ID, aliases)
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -244,7 +246,9 @@ func (s *Server) networkDisconnect(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := conn.Disconnect(r.Context(), n.ID, c.ID, req.Force); err != nil {
+	err = conn.Disconnect(r.Context(), n.ID, c.ID, req.Force)
+	s.cache.invalidate()
+	if err != nil {
 		writeError(w, err)
 		return
 	}

@@ -33,6 +33,7 @@ type Server struct {
 
 	execs    *execRegistry
 	sessions *ttySessions
+	cache    *stateCache
 
 	log io.Writer
 
@@ -65,7 +66,7 @@ func New(b backends.Backend, opts ...Option) *Server {
 	}
 	s := &Server{
 		b: b, mux: http.NewServeMux(), start: time.Now(),
-		execs: newExecRegistry(), sessions: newTTYSessions(),
+		execs: newExecRegistry(), sessions: newTTYSessions(), cache: newStateCache(b),
 		autoRemove: map[string]bool{},
 	}
 	if c.policy != nil {
@@ -86,7 +87,12 @@ func (s *Server) Handler() http.Handler {
 }
 
 // Serve answers requests on l until ctx ends, then shuts down gracefully.
+// While it runs, container reads are cached and kept fresh by the
+// backend's events.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	cctx, stopCache := context.WithCancel(ctx)
+	defer stopCache()
+	go s.cache.run(cctx)
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()

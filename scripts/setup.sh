@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh: install and start what cornus's tests and demo need on a fresh
-# Debian 12 machine (run as root): busybox-static for local test images and
-# a Docker daemon. Idempotent; safe to run on every `make test` / `make demo`.
+# Debian 12 machine (run as root): busybox-static for local test images, a
+# Docker daemon, and the devcontainer CLI (a client of the Docker API proxy).
+# Idempotent; safe to run on every `make test` / `make demo`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -13,5 +14,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "setup: installing ${need[*]}"
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# The devcontainer CLI, a real client of the Docker API proxy in the tests.
+if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/dev/null)" != "0.89.0" ]; then
+	echo "setup: installing @devcontainers/cli@0.89.0 (npm)"
+	npm install -g --no-fund --no-audit @devcontainers/cli@0.89.0 >/dev/null
 fi
 "$here/dockerd.sh"

@@ -19,7 +19,7 @@ import (
 func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan backends.Event, <-chan error) {
 	f := labelFilters(o.Labels)
 	f.Add("type", string(events.ContainerEventType))
-	res := b.cli.Events(ctx, client.EventsListOptions{Since: unixTime(o.Since), Filters: f})
+	res := b.cli.Events(ctx, client.EventsListOptions{Since: unixTime(o.Since), Until: unixTime(o.Until), Filters: f})
 	out := make(chan backends.Event)
 	errc := make(chan error, 1)
 	go func() {

@@ -55,8 +55,26 @@ func FromEnv(environ []string, projectDir string) Policy {
 func (p Policy) Check(proj spec.Project) error {
 	var problems []string
 	for _, name := range proj.ServiceNames() {
-		a := proj.Services[name]
-		at := "services." + name
+		problems = append(problems, p.appProblems("services."+name, proj.Services[name])...)
+	}
+	return denied(problems)
+}
+
+// CheckApp checks one app; at names it in messages (e.g. "container web").
+func (p Policy) CheckApp(at string, a spec.App) error {
+	return denied(p.appProblems(at, a))
+}
+
+func denied(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", strings.Join(problems, "\n  "), errdefs.ErrPermissionDenied)
+}
+
+func (p Policy) appProblems(at string, a spec.App) []string {
+	var problems []string
+	{
 		if a.Privileged && !p.AllowPrivileged {
 			problems = append(problems, fmt.Sprintf("%s.privileged: privileged containers are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
 		}
@@ -74,10 +92,7 @@ func (p Policy) Check(proj spec.Project) error {
 			}
 		}
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", errdefs.ErrPermissionDenied, strings.Join(problems, "\n  "))
+	return problems
 }
 
 func (p Policy) allowedText() string {

@@ -11,9 +11,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -26,6 +28,7 @@ func main() {
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
+	only := flag.String("only", "all", "what to measure: all, compose or proxy")
 	flag.Parse()
 	if *compose == "" {
 		fail(fmt.Errorf("-compose is required"))
@@ -43,6 +46,14 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 
+	if *only == "all" || *only == "proxy" {
+		fmt.Printf("Docker API proxy vs dockerd, 300 requests each, medians:\n\n")
+		proxyLatency(dir, *image, 300)
+		fmt.Println()
+		if *only == "proxy" {
+			return
+		}
+	}
 	b := bench{cornus: *cornus, compose: *compose, dir: dir}
 	fmt.Printf("cornus vs docker compose (%s), %d runs each, medians:\n\n", strings.TrimSpace(b.out(*compose, "version", "--short")), *runs)
 	if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
@@ -180,4 +191,11 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench:", err)
 	os.Exit(1)
+}
+
+func decode(resp *http.Response, v any) {
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		fail(err)
+	}
 }

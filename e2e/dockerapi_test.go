@@ -1,0 +1,368 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// proxyBackends are the backends the Docker API proxy is proven on with
+// real clients. Each backend issue adds its row.
+var proxyBackends = []string{"dockerhost"}
+
+// proxy is a `cornus daemon docker` under test and the environment that
+// points clients at it.
+type proxy struct {
+	t    *testing.T
+	sock string
+	env  []string // DOCKER_HOST at the proxy, a private DOCKER_CONFIG
+	dir  string   // scratch directory clients may bind-mount
+}
+
+// startProxy runs the built binary as `cornus daemon docker` on a fresh
+// socket with the given backend; binds are allowed under a scratch dir.
+func startProxy(t *testing.T, backend string) *proxy {
+	t.Helper()
+	base := t.TempDir()
+	p := &proxy{t: t, sock: filepath.Join(base, "docker.sock"), dir: filepath.Join(base, "work")}
+	if err := os.MkdirAll(filepath.Join(base, "config", "cli-plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, cornusBin, "daemon", "docker", "--listen", "unix://"+p.sock)
+	cmd.Env = append(os.Environ(), "CORNUS_DEPLOY_BACKEND="+backend, "CORNUS_ALLOW_BIND_SOURCES="+p.dir)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("proxy log:\n%s", logs.String())
+		}
+	})
+	for i := 0; ; i++ {
+		if _, err := os.Stat(p.sock); err == nil {
+			break
+		}
+		if i > 100 {
+			t.Fatalf("proxy did not start:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.env = append(os.Environ(), "DOCKER_HOST=unix://"+p.sock, "DOCKER_CONFIG="+filepath.Join(base, "config"))
+	return p
+}
+
+// tool finds a client program or fails (CI) / skips with how to get it.
+func tool(t *testing.T, name, how string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %s", name, how)
+		}
+		t.Skipf("%s not found: %s", name, how)
+	}
+	return path
+}
+
+// installCompose makes `docker compose` (v5.6.0, built once and cached by
+// scripts/docker-compose.sh) available to the proxy's docker CLI config.
+func (p *proxy) installCompose() string {
+	p.t.Helper()
+	out, err := exec.Command("../scripts/docker-compose.sh").Output()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			p.t.Fatalf("scripts/docker-compose.sh: %v", err)
+		}
+		p.t.Skipf("docker compose unavailable (scripts/docker-compose.sh: %v)", err)
+	}
+	bin := strings.TrimSpace(string(out))
+	link := filepath.Join(filepath.Dir(p.sock), "config", "cli-plugins", "docker-compose")
+	if err := os.Symlink(bin, link); err != nil && !os.IsExist(err) {
+		p.t.Fatal(err)
+	}
+	return bin
+}
+
+// run executes a client with the proxy's environment in dir.
+func (p *proxy) run(dir string, stdin io.Reader, name string, args ...string) (string, int) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, p.env, stdin
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		p.t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return out.String(), code
+}
+
+func (p *proxy) must(dir, name string, args ...string) string {
+	p.t.Helper()
+	out, code := p.run(dir, nil, name, args...)
+	if code != 0 {
+		p.t.Fatalf("%s %s: exit %d\n%s", name, strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// TestDockerAPIClients proves the proxy with the clients people use: the
+// docker CLI, docker compose and the devcontainer CLI, against DOCKER_HOST
+// pointed at `cornus daemon docker`, on each backend (issue #4).
+func TestDockerAPIClients(t *testing.T) {
+	daemon(t)
+	loadImage(t, image)
+	for _, backend := range proxyBackends {
+		t.Run(backend, func(t *testing.T) {
+			p := startProxy(t, backend)
+			t.Run("docker CLI", func(t *testing.T) { p.t = t; dockerCLIScenario(p) })
+			t.Run("docker compose", func(t *testing.T) { p.t = t; composeScenario(p) })
+			t.Run("devcontainer image", func(t *testing.T) { p.t = t; devcontainerImageScenario(p) })
+			t.Run("devcontainer compose", func(t *testing.T) { p.t = t; devcontainerComposeScenario(p) })
+		})
+	}
+}
+
+func dockerCLIScenario(p *proxy) {
+	t := p.t
+	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
+	name := fmt.Sprintf("cli%d", time.Now().UnixNano()%1e6)
+	t.Cleanup(func() { p.run("", nil, docker, "rm", "-f", name) })
+	port := freePort(t)
+	p.must("", docker, "run", "-d", "--name", name, "-p", fmt.Sprintf("127.0.0.1:%d:8080", port), image,
+		"sh", "-c", "mkdir -p /w && echo via-proxy > /w/index.html && echo started && exec httpd -f -p 8080 -h /w")
+	waitHTTP(t, fmt.Sprintf("127.0.0.1:%d", port), "via-proxy")
+	if ps := p.must("", docker, "ps"); !strings.Contains(ps, name) || !strings.Contains(ps, fmt.Sprintf("127.0.0.1:%d->8080/tcp", port)) {
+		t.Errorf("docker ps:\n%s", ps)
+	}
+	if logs := p.must("", docker, "logs", name); !strings.Contains(logs, "started") {
+		t.Errorf("docker logs: %q", logs)
+	}
+
+	// docker exec -it through a real pty: a TTY inside, output back out.
+	c := exec.Command(docker, "exec", "-it", name, "sh", "-c", "tty; echo $((6*7))")
+	c.Env = p.env
+	f, err := pty.Start(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_, _ = io.Copy(&out, f) // until the process closes the pty (EIO)
+	_ = c.Wait()
+	f.Close()
+	if !strings.Contains(out.String(), "/dev/pts/") || !strings.Contains(out.String(), "42") {
+		t.Errorf("docker exec -it output %q", out.String())
+	}
+	if out, code := p.run("", nil, docker, "exec", name, "sh", "-c", "exit 7"); code != 7 {
+		t.Errorf("exec exit code %d (%s)", code, out)
+	}
+
+	// docker cp both ways.
+	src := filepath.Join(p.dir, "in.txt")
+	if err := os.WriteFile(src, []byte("copied-in\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.must("", docker, "cp", src, name+":/tmp/in.txt")
+	if got := p.must("", docker, "exec", name, "cat", "/tmp/in.txt"); got != "copied-in\n" {
+		t.Errorf("after cp in: %q", got)
+	}
+	dst := filepath.Join(p.dir, "out.html")
+	p.must("", docker, "cp", name+":/w/index.html", dst)
+	if b, _ := os.ReadFile(dst); string(b) != "via-proxy\n" {
+		t.Errorf("after cp out: %q", b)
+	}
+	since := time.Now().Add(-time.Minute).Unix()
+	p.must("", docker, "pause", name)
+	if st := p.must("", docker, "inspect", "-f", "{{.State.Status}}", name); strings.TrimSpace(st) != "paused" {
+		t.Errorf("after pause: %q", st)
+	}
+	p.must("", docker, "unpause", name)
+	if top := p.must("", docker, "top", name); !strings.Contains(top, "httpd") {
+		t.Errorf("docker top:\n%s", top)
+	}
+	p.must("", docker, "stop", "-t", "1", name)
+	events := p.must("", docker, "events", "--since", fmt.Sprint(since), "--until", fmt.Sprint(time.Now().Unix()+1),
+		"--filter", "container="+name, "--format", "{{.Action}}")
+	for _, want := range []string{"create", "start", "pause", "unpause", "die"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("docker events lacks %q:\n%s", want, events)
+		}
+	}
+	p.must("", docker, "rm", name)
+	if ps := p.must("", docker, "ps", "-a", "--filter", "name="+name, "-q"); ps != "" {
+		t.Errorf("container left after rm: %q", ps)
+	}
+}
+
+func composeScenario(p *proxy) {
+	t := p.t
+	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
+	p.installCompose()
+	dir := filepath.Join(p.dir, "compose3")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	compose := strings.ReplaceAll(threeServices, "${WEB_PORT}", fmt.Sprint(port))
+	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte(compose), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dc := func(args ...string) string { return p.must(dir, docker, append([]string{"compose", "-p", "proxy3"}, args...)...) }
+	t.Cleanup(func() { p.run(dir, nil, docker, "compose", "-p", "proxy3", "down", "-v", "-t", "1") })
+
+	dc("up", "-d", "--wait")
+	waitHTTP(t, fmt.Sprintf("127.0.0.1:%d", port), "hello-e2e")
+	if ps := dc("ps"); !strings.Contains(ps, "proxy3-web-1") || !strings.Contains(ps, "(healthy)") || !strings.Contains(ps, "proxy3-worker-1") {
+		t.Errorf("compose ps:\n%s", ps)
+	}
+	if logs := dc("logs", "--tail", "3", "app"); !strings.Contains(logs, "app-tick") {
+		t.Errorf("compose logs:\n%s", logs)
+	}
+	if out, code := p.run(dir, nil, docker, "compose", "-p", "proxy3", "exec", "-T", "worker", "sh", "-c", "test -s /data/ticks && echo ticking; exit 5"); code != 5 || !strings.Contains(out, "ticking") {
+		t.Errorf("compose exec: exit %d, %q", code, out)
+	}
+	if out := dc("run", "--rm", "app", "echo", "from-run"); !strings.Contains(out, "from-run") {
+		t.Errorf("compose run --rm: %q", out)
+	}
+	if up := dc("up", "-d"); strings.Contains(up, "Recreate") {
+		t.Errorf("a second up recreated containers (config hash, networks or volumes not round-tripped):\n%s", up)
+	}
+	dc("restart", "app")
+	if top := dc("top", "web"); !strings.Contains(top, "httpd") {
+		t.Errorf("compose top:\n%s", top)
+	}
+	if got := dc("port", "web", "8080"); !strings.Contains(got, fmt.Sprintf("127.0.0.1:%d", port)) {
+		t.Errorf("compose port: %q", got)
+	}
+	if imgs := dc("images"); !strings.Contains(imgs, "cornus-test/busybox") {
+		t.Errorf("compose images:\n%s", imgs)
+	}
+	dc("pause", "worker")
+	dc("unpause", "worker")
+	dc("kill", "app")
+	if ps := dc("ps", "-a", "app"); !strings.Contains(ps, "Exited") {
+		t.Errorf("after compose kill:\n%s", ps)
+	}
+	dc("down", "-v")
+	if left := p.must(dir, docker, "ps", "-a", "-q", "--filter", "label=com.docker.compose.project=proxy3"); left != "" {
+		t.Errorf("containers left: %q", left)
+	}
+	if left := p.must(dir, docker, "volume", "ls", "-q", "--filter", "label=com.docker.compose.project=proxy3"); left != "" {
+		t.Errorf("volumes left: %q", left)
+	}
+}
+
+func devcontainerImageScenario(p *proxy) {
+	t := p.t
+	devcontainer := tool(t, "devcontainer", "scripts/setup.sh installs it (npm install -g @devcontainers/cli)")
+	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
+	ws := filepath.Join(p.dir, "dcimage")
+	writeFiles(t, ws, map[string]string{
+		".devcontainer/devcontainer.json": `{
+  // the image flavour; no UID-remapping build (cornus does not build yet)
+  "image": "cornus-test/busybox:1",
+  "remoteUser": "app",
+  "updateRemoteUserUID": false,
+  "containerEnv": {"GREETING": "hi"},
+}`,
+	})
+	t.Cleanup(func() { removeByLabel(p, docker, "devcontainer.local_folder="+ws) })
+	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
+	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo ok $GREETING $(id -un) $(pwd)")
+	if !strings.Contains(out, "ok hi app /workspaces/dcimage") {
+		t.Errorf("devcontainer exec: %q", out)
+	}
+}
+
+func devcontainerComposeScenario(p *proxy) {
+	t := p.t
+	devcontainer := tool(t, "devcontainer", "scripts/setup.sh installs it (npm install -g @devcontainers/cli)")
+	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
+	p.installCompose()
+	ws := filepath.Join(p.dir, "dccompose")
+	writeFiles(t, ws, map[string]string{
+		".devcontainer/docker-compose.yml": `services:
+  dev:
+    image: cornus-test/busybox:1
+    user: app
+    command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+    volumes: ["..:/workspace"]
+    depends_on: [db]
+  db:
+    image: cornus-test/busybox:1
+    command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+`,
+		".devcontainer/devcontainer.json": `{
+  "dockerComposeFile": "docker-compose.yml",
+  "service": "dev",
+  "workspaceFolder": "/workspace",
+  "remoteUser": "app",
+  "updateRemoteUserUID": false
+}`,
+	})
+	t.Cleanup(func() {
+		p.run(ws, nil, docker, "compose", "-p", "dccompose_devcontainer", "-f", filepath.Join(ws, ".devcontainer", "docker-compose.yml"), "down", "-v", "-t", "1")
+	})
+	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
+	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo ok $(id -un) $(pwd); nslookup db >/dev/null && echo db-resolves")
+	if !strings.Contains(out, "ok app /workspace") || !strings.Contains(out, "db-resolves") {
+		t.Errorf("devcontainer exec: %q", out)
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func removeByLabel(p *proxy, docker, label string) {
+	ids, _ := p.run("", nil, docker, "ps", "-aq", "--filter", "label="+label)
+	for _, id := range strings.Fields(ids) {
+		p.run("", nil, docker, "rm", "-f", id)
+	}
+}
+
+func waitHTTP(t *testing.T, addr, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		body, err := httpGet(addr)
+		if err == nil && strings.Contains(body, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %v %q", addr, err, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
