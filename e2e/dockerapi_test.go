@@ -229,7 +229,9 @@ func composeScenario(p *proxy) {
 	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte(compose), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dc := func(args ...string) string { return p.must(dir, docker, append([]string{"compose", "-p", "proxy3"}, args...)...) }
+	dc := func(args ...string) string {
+		return p.must(dir, docker, append([]string{"compose", "-p", "proxy3"}, args...)...)
+	}
 	t.Cleanup(func() { p.run(dir, nil, docker, "compose", "-p", "proxy3", "down", "-v", "-t", "1") })
 
 	dc("up", "-d", "--wait")
