@@ -14,12 +14,26 @@ import (
 
 const pathStatHeader = "X-Docker-Container-Path-Stat"
 
-func (s *Server) copier(w http.ResponseWriter) (backends.Copier, bool) {
+// archiveTarget resolves what every archive endpoint needs — the backend's
+// Copier, ?path= and the container — answering the error itself if any
+// is missing.
+func (s *Server) archiveTarget(w http.ResponseWriter, r *http.Request) (backends.Copier, string, string, bool) {
 	c, ok := s.b.(backends.Copier)
 	if !ok {
 		writeError(w, fmt.Errorf("copying files is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
+		return nil, "", "", false
 	}
-	return c, ok
+	p := r.URL.Query().Get("path")
+	if p == "" {
+		writeError(w, invalidParam("path is required"))
+		return nil, "", "", false
+	}
+	d, err := s.container(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return nil, "", "", false
+	}
+	return c, p, d.ID, true
 }
 
 func setPathStat(w http.ResponseWriter, st backends.PathStat) error {
@@ -31,31 +45,12 @@ func setPathStat(w http.ResponseWriter, st backends.PathStat) error {
 	return nil
 }
 
-// archivePath reads ?path=, which every archive endpoint requires.
-func archivePath(r *http.Request) (string, error) {
-	p := r.URL.Query().Get("path")
-	if p == "" {
-		return "", invalidParam("path is required")
-	}
-	return p, nil
-}
-
 func (s *Server) archiveHead(w http.ResponseWriter, r *http.Request) {
-	cp, ok := s.copier(w)
+	cp, p, id, ok := s.archiveTarget(w, r)
 	if !ok {
 		return
 	}
-	p, err := archivePath(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	st, err := cp.StatPath(r.Context(), d.ID, p)
+	st, err := cp.StatPath(r.Context(), id, p)
 	if err == nil {
 		err = setPathStat(w, st)
 	}
@@ -67,21 +62,11 @@ func (s *Server) archiveHead(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) archiveGet(w http.ResponseWriter, r *http.Request) {
-	cp, ok := s.copier(w)
+	cp, p, id, ok := s.archiveTarget(w, r)
 	if !ok {
 		return
 	}
-	p, err := archivePath(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	rc, st, err := cp.CopyFrom(r.Context(), d.ID, p)
+	rc, st, err := cp.CopyFrom(r.Context(), id, p)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -97,21 +82,11 @@ func (s *Server) archiveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) archivePut(w http.ResponseWriter, r *http.Request) {
-	cp, ok := s.copier(w)
+	cp, p, id, ok := s.archiveTarget(w, r)
 	if !ok {
 		return
 	}
-	p, err := archivePath(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := cp.CopyTo(r.Context(), d.ID, p, r.Body); err != nil {
+	if err := cp.CopyTo(r.Context(), id, p, r.Body); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -251,25 +251,18 @@ func (s *Server) isAutoRemove(id string) bool {
 }
 
 func (s *Server) containerStart(w http.ResponseWriter, r *http.Request) {
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if d.State == backends.StateRunning {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	err = s.b.Start(r.Context(), d.ID)
-	s.cache.invalidate()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if s.isAutoRemove(d.ID) {
-		go s.removeWhenDone(d.ID)
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {
+		if d.State == backends.StateRunning {
+			return errdefs.ErrNotModified
+		}
+		if err := s.b.Start(ctx, d.ID); err != nil {
+			return err
+		}
+		if s.isAutoRemove(d.ID) {
+			go s.removeWhenDone(d.ID)
+		}
+		return nil
+	})
 }
 
 // removeWhenDone implements HostConfig.AutoRemove (docker run --rm) for
@@ -307,55 +300,31 @@ func timeout(r *http.Request) (*time.Duration, error) {
 }
 
 func (s *Server) containerStop(w http.ResponseWriter, r *http.Request) {
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	t, err := timeout(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if !d.Running() {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	err = s.b.Stop(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
-	s.cache.invalidate()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {
+		if !d.Running() {
+			return errdefs.ErrNotModified
+		}
+		return s.b.Stop(ctx, d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+	})
 }
 
 func (s *Server) containerRestart(w http.ResponseWriter, r *http.Request) {
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	t, err := timeout(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	err = s.b.Restart(r.Context(), d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
-	s.cache.invalidate()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {
+		return s.b.Restart(ctx, d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+	})
 }
 
 func (s *Server) containerKill(w http.ResponseWriter, r *http.Request) {
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	sig := r.URL.Query().Get("signal")
 	if sig == "" {
 		sig = "SIGKILL"
@@ -364,17 +333,12 @@ func (s *Server) containerKill(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalidParam("Invalid signal: %s", sig))
 		return
 	}
-	if !d.Running() {
-		writeError(w, fmt.Errorf("Cannot kill container: %s: Container %s is not running: %w", r.PathValue("id"), d.ID, errdefs.ErrConflict))
-		return
-	}
-	err = s.b.Kill(r.Context(), d.ID, sig)
-	s.cache.invalidate()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {
+		if !d.Running() {
+			return fmt.Errorf("Cannot kill container: %s: Container %s is not running: %w", r.PathValue("id"), d.ID, errdefs.ErrConflict)
+		}
+		return s.b.Kill(ctx, d.ID, sig)
+	})
 }
 
 func (s *Server) pauser(w http.ResponseWriter) (backends.Pauser, bool) {
@@ -386,37 +350,15 @@ func (s *Server) pauser(w http.ResponseWriter) (backends.Pauser, bool) {
 }
 
 func (s *Server) containerPause(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.pauser(w)
-	if !ok {
-		return
+	if p, ok := s.pauser(w); ok {
+		s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error { return p.Pause(ctx, d.ID) })
 	}
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err == nil {
-		err = p.Pause(r.Context(), d.ID)
-		s.cache.invalidate()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Server) containerUnpause(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.pauser(w)
-	if !ok {
-		return
+	if p, ok := s.pauser(w); ok {
+		s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error { return p.Unpause(ctx, d.ID) })
 	}
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err == nil {
-		err = p.Unpause(r.Context(), d.ID)
-		s.cache.invalidate()
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // containerWait answers once the condition holds: not-running (default),
@@ -483,26 +425,19 @@ func (s *Server) waitFor(ctx context.Context, d backends.ContainerDetails, cond 
 
 func (s *Server) containerDelete(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	d, err := s.container(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	force := boolValue(q.Get("force"))
-	if d.Running() && !force {
-		writeError(w, fmt.Errorf("You cannot remove a running container %s. Stop the container before attempting removal or force remove: %w", d.ID, errdefs.ErrConflict))
-		return
-	}
-	err = s.b.Remove(r.Context(), d.ID, backends.RemoveOptions{Force: force, Volumes: boolValue(q.Get("v"))})
-	s.cache.invalidate()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	s.mu.Lock()
-	delete(s.autoRemove, d.ID)
-	s.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
+	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {
+		if d.Running() && !force {
+			return fmt.Errorf("You cannot remove a running container %s. Stop the container before attempting removal or force remove: %w", d.ID, errdefs.ErrConflict)
+		}
+		if err := s.b.Remove(ctx, d.ID, backends.RemoveOptions{Force: force, Volumes: boolValue(q.Get("v"))}); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		delete(s.autoRemove, d.ID)
+		s.mu.Unlock()
+		return nil
+	})
 }
 
 func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) {
@@ -539,9 +474,16 @@ func (s *Server) containerRename(w http.ResponseWriter, r *http.Request) {
 		writeError(w, invalidParam("Invalid container name (%s), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed", name))
 		return
 	}
+	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error { return rn.Rename(ctx, d.ID, name) })
+}
+
+// mutate resolves the request's container, runs op on it, drops cached
+// reads (even after a failure, which may have changed things half-way) and
+// answers 204, or the error's status.
+func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(context.Context, backends.ContainerDetails) error) {
 	d, err := s.container(r.Context(), r.PathValue("id"))
 	if err == nil {
-		err = rn.Rename(r.Context(), d.ID, name)
+		err = op(r.Context(), d)
 		s.cache.invalidate()
 	}
 	if err != nil {

@@ -89,12 +89,7 @@ func (s *Server) networkList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	labels := map[string]string{}
-	for _, l := range f["label"] {
-		k, v, _ := strings.Cut(l, "=")
-		labels[k] = v
-	}
-	nets, err := s.b.ListNetworks(r.Context(), backends.ListOptions{Labels: labels})
+	nets, err := s.b.ListNetworks(r.Context(), backends.ListOptions{Labels: f.labels()})
 	if err != nil {
 		writeError(w, err)
 		return

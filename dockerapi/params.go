@@ -41,6 +41,17 @@ func parseFilters(raw string) (filters, error) {
 	return f, nil
 }
 
+// labels returns the label filters as a backend label selector
+// ("k=v" → v; "k" alone → "").
+func (f filters) labels() map[string]string {
+	out := map[string]string{}
+	for _, l := range f["label"] {
+		k, v, _ := strings.Cut(l, "=")
+		out[k] = v
+	}
+	return out
+}
+
 // boolValue reads a query flag as dockerd does: anything but "", "0",
 // "false" and "no" is true.
 func boolValue(v string) bool {

@@ -35,12 +35,7 @@ func (s *Server) volumeList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	labels := map[string]string{}
-	for _, l := range f["label"] {
-		k, v, _ := strings.Cut(l, "=")
-		labels[k] = v
-	}
-	vols, err := s.b.ListVolumes(r.Context(), backends.ListOptions{Labels: labels})
+	vols, err := s.b.ListVolumes(r.Context(), backends.ListOptions{Labels: f.labels()})
 	if err != nil {
 		writeError(w, err)
 		return

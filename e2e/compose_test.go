@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/cornus-dev/cornus/internal/testnet"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -46,11 +47,11 @@ volumes:
 func TestComposeLifecycle(t *testing.T) {
 	b := daemon(t)
 	loadImage(t, image)
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	p := newProject(t, threeServices, fmt.Sprintf("WEB_PORT=%d", port))
 
 	p.must("compose", "--progress", "plain", "up", "-d", "--wait")
-	body, err := httpGet(fmt.Sprintf("127.0.0.1:%d", port))
+	body, err := testnet.HTTPGet(fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil || !strings.Contains(body, "hello-e2e") {
 		t.Fatalf("web on 127.0.0.1:%d: %v %q", port, err, body)
 	}

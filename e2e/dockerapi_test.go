@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/cornus-dev/cornus/internal/testnet"
 	"io"
 	"os"
 	"os/exec"
@@ -150,7 +151,7 @@ func dockerCLIScenario(p *proxy) {
 	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
 	name := fmt.Sprintf("cli%d", time.Now().UnixNano()%1e6)
 	t.Cleanup(func() { p.run("", nil, docker, "rm", "-f", name) })
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	p.must("", docker, "run", "-d", "--name", name, "-p", fmt.Sprintf("127.0.0.1:%d:8080", port), image,
 		"sh", "-c", "mkdir -p /w && echo via-proxy > /w/index.html && echo started && exec httpd -f -p 8080 -h /w")
 	waitHTTP(t, fmt.Sprintf("127.0.0.1:%d", port), "via-proxy")
@@ -224,7 +225,7 @@ func composeScenario(p *proxy) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := testnet.FreePort(t)
 	compose := strings.ReplaceAll(threeServices, "${WEB_PORT}", fmt.Sprint(port))
 	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte(compose), 0o644); err != nil {
 		t.Fatal(err)
@@ -358,7 +359,7 @@ func waitHTTP(t *testing.T, addr, want string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		body, err := httpGet(addr)
+		body, err := testnet.HTTPGet(addr)
 		if err == nil && strings.Contains(body, want) {
 			return
 		}

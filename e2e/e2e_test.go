@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,28 +153,4 @@ func loadImage(t *testing.T, ref string) {
 	if err != nil || !strings.Contains(string(out), "Loaded image: "+ref) {
 		t.Fatalf("cornus image load: %v\n%s", err, out)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func httpGet(addr string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\n\r\n"); err != nil {
-		return "", err
-	}
-	b, err := io.ReadAll(c)
-	return string(b), err
 }

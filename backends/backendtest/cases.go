@@ -1,12 +1,8 @@
 package backendtest
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/testnet"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -126,7 +123,7 @@ var cases = []testCase{
 			return spec.App{Name: "web", Ports: []spec.Port{{Container: 8080, Host: 18080}}}
 		},
 		run: func(x *env) {
-			port := freePort(x)
+			port := testnet.FreePort(x.t)
 			web := spec.App{Name: "web",
 				Command: spec.Command{"sh", "-c", "mkdir -p /www && echo contract-ok > /www/index.html && exec httpd -f -p 8080 -h /www"},
 				Init:    ptr(true),
@@ -134,7 +131,7 @@ var cases = []testCase{
 			}
 			x.up(x.proj(web))
 			x.eventually("http on the published port", func() string {
-				body, err := httpGet(fmt.Sprintf("127.0.0.1:%d", port))
+				body, err := testnet.HTTPGet(fmt.Sprintf("127.0.0.1:%d", port))
 				if err != nil {
 					return err.Error()
 				}
@@ -661,32 +658,3 @@ var cases = []testCase{
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func freePort(x *env) int {
-	x.t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// httpGet fetches / from addr with a bare HTTP/1.0 request.
-func httpGet(addr string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n"); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	_, err = io.Copy(&b, bufio.NewReader(c))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return b.String(), err
-	}
-	return b.String(), nil
-}

@@ -17,11 +17,7 @@ func newDownCmd(f *composeFlags, s streams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, f.progress)
+			t, se, err := f.openProject(ctx, s, false, f.progress)
 			if err != nil {
 				return err
 			}

@@ -22,11 +22,7 @@ func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolveName(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, "quiet")
+			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}

@@ -16,11 +16,7 @@ func newImagesCmd(f *composeFlags, s streams) *cobra.Command {
 		Short: "List images used by the created containers",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolveName(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, "quiet")
+			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}
@@ -63,11 +59,7 @@ func newTopCmd(f *composeFlags, s streams) *cobra.Command {
 		Short: "Display the running processes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolveName(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, "quiet")
+			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}
@@ -105,11 +97,7 @@ func newPortCmd(f *composeFlags, s streams) *cobra.Command {
 				return fmt.Errorf("PRIVATE_PORT %q is not a number", args[1])
 			}
 			ctx := cmd.Context()
-			t, err := f.resolveName(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, "quiet")
+			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}

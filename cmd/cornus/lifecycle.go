@@ -19,11 +19,7 @@ func lifecycleCmd(f *composeFlags, s streams, use, short string, run func(*cobra
 		Short: short,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := f.resolve(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, f.progress)
+			t, se, err := f.openProject(ctx, s, false, f.progress)
 			if err != nil {
 				return err
 			}

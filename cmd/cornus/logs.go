@@ -34,11 +34,7 @@ func newLogsCmd(f *composeFlags, s streams) *cobra.Command {
 				o.Since = t
 			}
 			ctx := cmd.Context()
-			t, err := f.resolveName(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, "quiet")
+			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}

@@ -53,3 +53,21 @@ func (f *composeFlags) loadQuiet(ctx context.Context, s streams) (load.Result, e
 	}
 	return load.Compose(ctx, o)
 }
+
+// openProject resolves the project and opens a backend session for it.
+// nameOnly: the command needs only the project's name (see resolveName).
+func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool, progressMode string) (target, *session, error) {
+	resolve := f.resolve
+	if nameOnly {
+		resolve = f.resolveName
+	}
+	t, err := resolve(ctx, s)
+	if err != nil {
+		return target{}, nil, err
+	}
+	se, err := openSession(ctx, s, t.dir, progressMode)
+	if err != nil {
+		return target{}, nil, err
+	}
+	return t, se, nil
+}

@@ -29,11 +29,7 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 				return fmt.Errorf("--format %q: use table or json", o.format)
 			}
 			ctx := cmd.Context()
-			t, err := f.resolveName(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, t.dir, "quiet")
+			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}
