@@ -2,9 +2,12 @@ package translate
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/cornus-dev/cornus/compose"
 )
@@ -21,6 +24,10 @@ func FuzzComposeToSpec(f *testing.F) {
 	}
 	f.Add([]byte("services:\n  web:\n    image: nginx\n    ports: ['8080:80/udp']\n"))
 	f.Add([]byte("services:\n  a: {image: x, depends_on: {b: {condition: service_healthy}}}\n  b: {image: y, healthcheck: {test: 'true'}}\n"))
+	// compose-go logs warnings (obsolete `version:`, ...) through logrus to
+	// stderr; a fuzz worker's stderr is a pipe nobody drains while it runs,
+	// so those writes would soon block every worker.
+	logrus.SetOutput(io.Discard)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), data, 0o644); err != nil {

@@ -33,19 +33,25 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			defer se.Close()
 			se.printAllWarnings(s.Err, r.Project)
 			o.Services = args
-			if !detach {
-				// Foreground: Ctrl-C stops gracefully, a second one kills.
-				ctx = context.WithoutCancel(ctx)
-			}
 			res, err := se.engine.Up(ctx, r.Project, o)
 			se.progress.Close()
 			if len(res.Orphans) > 0 && !o.RemoveOrphans {
 				fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
 			}
-			if err != nil || detach {
+			// From here on the foreground handles Ctrl-C itself: the first
+			// stops gracefully, a second one kills.
+			bg := context.WithoutCancel(ctx)
+			if err != nil {
+				if ctx.Err() != nil && !detach {
+					fmt.Fprintln(s.Err, "Interrupted: stopping what was started...")
+					_ = se.engine.Stop(bg, r.Project.Name, engine.LifecycleOptions{Services: o.Services})
+				}
 				return err
 			}
-			return foreground(ctx, s, se, r.Project.Name, o.Services)
+			if detach {
+				return nil
+			}
+			return foreground(bg, s, se, r.Project.Name, o.Services)
 		},
 	}
 	fl := cmd.Flags()
