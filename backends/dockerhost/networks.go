@@ -63,22 +63,28 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	// Creations in flight elsewhere become visible when they finish; ours
 	// took took, theirs take about as long.
 	took := max(time.Since(begin), settleDelay)
-	if err != nil {
-		// Another process may be creating it (a name conflict, or a 403
-		// "pool overlaps" for a fixed subnet): wait for theirs to appear.
+	for attempt := 1; err != nil; attempt++ {
+		// Another process may be creating this network (a name conflict, or
+		// a 403 "pool overlaps" for a fixed subnet): wait for theirs to
+		// appear. Without a fixed subnet, "pool overlaps" more likely means
+		// dockerd 20.10 handed the same free pool to a concurrent creation
+		// of some other network: then creating again picks another pool.
 		wait := settleDelay
 		if errdefs.IsConflict(err) || errdefs.IsPermissionDenied(err) {
 			wait = max(5*time.Second, 3*took)
 		}
-		for deadline := time.Now().Add(wait); ; {
-			settle(ctx, settleDelay)
-			if found, lerr := b.oldestNetwork(ctx, identity); lerr == nil && found != nil {
-				return b.inspectNetwork(ctx, found.ID)
-			}
-			if ctx.Err() != nil || time.Now().After(deadline) {
-				return backends.Network{}, wrap(err, "create network %s", name)
-			}
+		retry := errdefs.IsPermissionDenied(err) && len(n.Network.Subnets) == 0 && attempt < 5
+		if retry {
+			wait = 2 * took
 		}
+		found, ferr := b.awaitNetwork(ctx, identity, wait)
+		if ferr == nil && found != nil {
+			return b.inspectNetwork(ctx, found.ID)
+		}
+		if !retry {
+			return backends.Network{}, wrap(err, "create network %s", name)
+		}
+		created, err = b.cli.NetworkCreate(ctx, name, opts)
 	}
 	// Keep the oldest of concurrent twins; remove ours if it is not.
 	settle(ctx, took)
@@ -93,6 +99,22 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 		return b.inspectNetwork(ctx, winner.ID)
 	}
 	return b.inspectNetwork(ctx, created.ID)
+}
+
+// awaitNetwork polls for the network labelled identity for up to wait.
+func (b *Backend) awaitNetwork(ctx context.Context, identity map[string]string, wait time.Duration) (*network.Summary, error) {
+	for deadline := time.Now().Add(wait); ; {
+		settle(ctx, settleDelay)
+		if found, err := b.oldestNetwork(ctx, identity); err == nil && found != nil {
+			return found, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return nil, nil
+		}
+	}
 }
 
 // settle waits d (or until ctx ends).

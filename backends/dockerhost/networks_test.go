@@ -269,3 +269,33 @@ func TestCreateCleansUp(t *testing.T) {
 		t.Fatalf("half-created container left behind: %v", err)
 	}
 }
+
+// TestEnsureNetworkConcurrentDistinct: many different networks created at
+// once all succeed. dockerd 20.10 can hand the same free address pool to
+// two concurrent creations ("Pool overlaps"); EnsureNetwork must retry
+// rather than fail an `up` because something else created a network.
+func TestEnsureNetworkConcurrentDistinct(t *testing.T) {
+	b := newTestBackend(t)
+	project := unique(t, "many")
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		key := fmt.Sprintf("net%d", i)
+		cleanupNetwork(t, b, map[string]string{backends.LabelProject: project, backends.LabelNetwork: key})
+		wg.Go(func() {
+			c := newTestBackend(t) // separate clients, as separate processes
+			_, errs[i] = c.EnsureNetwork(testContext(t), backends.NetworkSpec{Project: project, Key: key, Network: spec.Network{Name: project + "_" + key}})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("EnsureNetwork net%d: %v", i, err)
+		}
+	}
+	list, err := b.ListNetworks(testContext(t), backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}})
+	if err != nil || len(list) != n {
+		t.Fatalf("want %d networks, got %d (%v)", n, len(list), err)
+	}
+}
