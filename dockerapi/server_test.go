@@ -208,7 +208,14 @@ func TestInspectShape(t *testing.T) {
 	ts := newTestServer(t)
 	name := ts.label + "-i"
 	id := ts.create(name, `,"Env":["A=1"],"Labels":{"cornus.test":"`+ts.label+`","com.docker.compose.project":"p`+ts.label+`","com.docker.compose.service":"web","com.docker.compose.container-number":"2"},"HostConfig":{"Binds":["v`+ts.label+`:/data"],"PortBindings":{"80/tcp":[{"HostIp":"127.0.0.1","HostPort":""}]}}`)
-	defer ts.b.RemoveVolume(context.Background(), "v"+ts.label, true)
+	t.Cleanup(func() {
+		// The container must go before its volume can.
+		ctx := context.Background()
+		_ = ts.b.Remove(ctx, id, backends.RemoveOptions{Force: true})
+		if err := ts.b.RemoveVolume(ctx, "v"+ts.label, true); err != nil {
+			t.Errorf("remove volume: %v", err)
+		}
+	})
 	if status, body, _ := ts.do("POST", "/containers/"+id+"/start", ""); status != 204 {
 		t.Fatalf("start: %d %s", status, body)
 	}
