@@ -60,7 +60,7 @@ func inspect(d backends.ContainerDetails, autoRemove bool) container.InspectResp
 		ID: d.ID, Created: timeString(d.Created), Name: "/" + d.Name, Image: d.ImageID,
 		RestartCount: d.RestartCount, Driver: "overlay2", Platform: "linux",
 		State: &container.State{
-			Status: container.ContainerState(d.State), Running: d.State == backends.StateRunning || d.State == backends.StatePaused || d.State == backends.StateRestarting,
+			Status: container.ContainerState(d.State), Running: d.Running(),
 			Paused: d.State == backends.StatePaused, Restarting: d.State == backends.StateRestarting, Dead: d.State == backends.StateDead,
 			OOMKilled: d.OOMKilled, Pid: d.Pid, ExitCode: d.ExitCode, Error: d.Error,
 			StartedAt: timeString(d.StartedAt), FinishedAt: timeString(d.FinishedAt),

@@ -186,48 +186,35 @@ func (s *Server) connector(w http.ResponseWriter) (backends.NetworkConnector, bo
 }
 
 func (s *Server) networkConnect(w http.ResponseWriter, r *http.Request) {
-	conn, ok := s.connector(w)
-	if !ok {
-		return
-	}
 	var req network.ConnectRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, invalidParam("invalid JSON: %v", err))
-		return
-	}
-	n, err := s.network(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	c, err := s.container(r.Context(), req.Container)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	var aliases []string
-	if req.EndpointConfig != nil {
-		aliases = req.EndpointConfig.Aliases
-	}
-	err = conn.Connect(r.Context(), n.ID, c.ID, aliases)
-	s.cache.invalidate()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
+	s.connection(w, r, &req, &req.Container, func(ctx context.Context, conn backends.NetworkConnector, netID, id string) error {
+		var aliases []string
+		if req.EndpointConfig != nil {
+			aliases = req.EndpointConfig.Aliases
+		}
+		return conn.Connect(ctx, netID, id, aliases)
+	})
 }
 
 func (s *Server) networkDisconnect(w http.ResponseWriter, r *http.Request) {
-	conn, ok := s.connector(w)
-	if !ok {
-		return
-	}
 	var req struct {
 		Container string
 		Force     bool
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	s.connection(w, r, &req, &req.Container, func(ctx context.Context, conn backends.NetworkConnector, netID, id string) error {
+		return conn.Disconnect(ctx, netID, id, req.Force)
+	})
+}
+
+// connection decodes a connect/disconnect body into req, resolves the
+// network and the container it names, runs op, drops cached reads and
+// answers 200 or the error.
+func (s *Server) connection(w http.ResponseWriter, r *http.Request, req any, container *string, op func(context.Context, backends.NetworkConnector, string, string) error) {
+	conn, ok := s.connector(w)
+	if !ok {
+		return
+	}
+	if err := json.NewDecoder(r.Body).Decode(req); err != nil {
 		writeError(w, invalidParam("invalid JSON: %v", err))
 		return
 	}
@@ -236,12 +223,12 @@ func (s *Server) networkDisconnect(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	c, err := s.container(r.Context(), req.Container)
+	c, err := s.container(r.Context(), *container)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	err = conn.Disconnect(r.Context(), n.ID, c.ID, req.Force)
+	err = op(r.Context(), conn, n.ID, c.ID)
 	s.cache.invalidate()
 	if err != nil {
 		writeError(w, err)

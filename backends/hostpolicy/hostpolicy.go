@@ -74,22 +74,20 @@ func denied(problems []string) error {
 
 func (p Policy) appProblems(at string, a spec.App) []string {
 	var problems []string
-	{
-		if a.Privileged && !p.AllowPrivileged {
-			problems = append(problems, fmt.Sprintf("%s.privileged: privileged containers are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
-		}
-		if a.Hooks != nil && !p.AllowPrivileged {
-			for _, h := range append(append([]spec.Hook{}, a.Hooks.PostStart...), a.Hooks.PreStop...) {
-				if h.Privileged {
-					problems = append(problems, fmt.Sprintf("%s.hooks: privileged hook commands are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
-					break
-				}
+	if a.Privileged && !p.AllowPrivileged {
+		problems = append(problems, fmt.Sprintf("%s.privileged: privileged containers are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
+	}
+	if a.Hooks != nil && !p.AllowPrivileged {
+		for _, h := range append(append([]spec.Hook{}, a.Hooks.PostStart...), a.Hooks.PreStop...) {
+			if h.Privileged {
+				problems = append(problems, fmt.Sprintf("%s.hooks: privileged hook commands are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
+				break
 			}
 		}
-		for i, m := range a.Mounts {
-			if !p.bindAllowed(m.Source) {
-				problems = append(problems, fmt.Sprintf("%s.mounts[%d].source: bind mount of host path %s is refused: %s", at, i, m.Source, p.allowedText()))
-			}
+	}
+	for i, m := range a.Mounts {
+		if !p.bindAllowed(m.Source) {
+			problems = append(problems, fmt.Sprintf("%s.mounts[%d].source: bind mount of host path %s is refused: %s", at, i, m.Source, p.allowedText()))
 		}
 	}
 	return problems
