@@ -421,12 +421,23 @@ type EventOptions struct {
 	Since  time.Time
 	Until  time.Time
 	Labels map[string]string
+	// Networks also reports containers connected to or disconnected from a
+	// network (Action "connect" or "disconnect", ID the container's, no
+	// name, image or labels): that changes a container's inspect but is no
+	// container event. Labels do not filter these.
+	Networks bool
+	// Subscribed, if set, is called once the backend has confirmed the
+	// subscription, before any event is sent: every event that happens
+	// after Events was called will be delivered. It is not called when the
+	// stream fails first, nor by a backend that cannot confirm; callers
+	// that need completeness (a read cache) must treat that as unconfirmed.
+	Subscribed func()
 }
 
 // Event is a container lifecycle event.
 type Event struct {
 	Time     time.Time
-	Action   string // create, start, die, stop, kill, destroy, health_status: healthy, ...
+	Action   string // create, start, die, stop, kill, destroy, health_status: healthy, ...; connect, disconnect (EventOptions.Networks)
 	ID       string
 	Name     string
 	Image    string

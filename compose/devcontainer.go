@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -85,7 +85,7 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(o.WorkingDir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := boundedfile.Read(path, boundedfile.DevcontainerFile)
 	if err != nil {
 		return LoadResult{}, fmt.Errorf("read devcontainer: %w", err)
 	}
@@ -160,19 +160,11 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 			files[i] = resolveFrom(filepath.Dir(path), f)
 		}
 		lc.files = files
-		po, err := Options{Environ: o.Environ, EnvFiles: o.EnvFiles, ProjectDir: o.ProjectDir, WorkingDir: o.WorkingDir}.projectOptions(files)
+		cd, err := Options{Environ: o.Environ, EnvFiles: o.EnvFiles, ProjectDir: o.ProjectDir, WorkingDir: o.WorkingDir, Stdin: o.Stdin}.configDetails(files)
 		if err != nil {
-			return LoadResult{}, lc.loadError(err)
+			return LoadResult{}, lc.detailsError(err)
 		}
-		wd, err := po.GetWorkingDir()
-		if err != nil {
-			return LoadResult{}, err
-		}
-		cd, err := po.ReadConfigFiles(ctx, wd, po)
-		if err != nil {
-			return LoadResult{}, lc.loadError(err)
-		}
-		details = types.ConfigDetails{WorkingDir: wd, ConfigFiles: cd.ConfigFiles, Environment: po.Environment}
+		details = cd
 	}
 	details.ConfigFiles = append(details.ConfigFiles, override)
 
@@ -191,14 +183,14 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 		}
 	}}
 	undefined := fmt.Errorf("%s: service: %q is not defined in %s: name one of its services", path, svcName, strings.Join(dc.DockerComposeFile, ", "))
-	p, err := loader.LoadWithContext(ctx, details, loadOpts...)
+	p, err := loadChecked(ctx, details, loadOpts...)
 	if err != nil {
 		if composeFlavour {
 			// The override may be what fails ("no image") when the service
 			// does not exist: check without it to say so.
 			base := details
 			base.ConfigFiles = details.ConfigFiles[:len(details.ConfigFiles)-1]
-			if bp, berr := loader.LoadWithContext(ctx, base, loadOpts...); berr == nil {
+			if bp, berr := loadChecked(ctx, base, loadOpts...); berr == nil {
 				if _, ok := bp.Services[svcName]; !ok {
 					return LoadResult{}, undefined
 				}
@@ -377,6 +369,9 @@ func (dc devcontainerConfig) info(cws string) (map[string]any, error) {
 		}
 		d.ForwardPorts = append(d.ForwardPorts, s)
 	}
+	// The engine runs postCreate (onCreate, updateContent, postCreate, in
+	// this order) once after a new container first starts, postStart on
+	// every start, postAttach on every up (engine/doc.go).
 	hooks := spec.Hooks{}
 	for _, c := range []struct {
 		field string
@@ -764,3 +759,4 @@ func toGeneric(v any) (map[string]any, error) {
 	}
 	return out, nil
 }
+

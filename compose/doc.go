@@ -8,5 +8,9 @@
 // onto one Compose service and loaded the same way. cornus's extensions
 // (x-cornus-egress, x-cornus-devcontainer) come back typed and validated.
 //
+// Every file a project names is bounded (internal/boundedfile): cornus
+// reads Compose and env files itself, and checks the files compose-go
+// reads on its own (include, extends, env_file, label_file) before it does.
+//
 // compose imports spec, never translate, engine or backends.
 package compose

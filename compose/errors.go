@@ -3,7 +3,6 @@ package compose
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -28,6 +27,7 @@ var (
 	reValidating      = regexp.MustCompile(`^validating (.+?): (.*)$`)
 	reDecodeLine      = regexp.MustCompile(`^'([^']*)' (.*)$`)
 	reBracketKey      = regexp.MustCompile(`\[([^\]]+)\]`)
+	reParseFailed     = regexp.MustCompile(`^failed to parse (.+?): yaml: (.*)$`)
 )
 
 // loadError rewrites compose-go's errors so each names the file, the field
@@ -38,6 +38,9 @@ func (lc loadContext) loadError(err error) error {
 		return nil
 	}
 	msg := strings.TrimSpace(err.Error())
+	if isRefusal(err) { // keep the class: callers test for it
+		return fmt.Errorf("%s%w", strings.TrimSuffix(lc.withFiles(msg), msg), err)
+	}
 	switch {
 	case reFalseSchema.MatchString(msg):
 		m := reFalseSchema.FindStringSubmatch(msg)
@@ -65,6 +68,9 @@ func (lc loadContext) loadError(err error) error {
 		return fmt.Errorf("%s: %s", src, msg)
 	case strings.HasPrefix(msg, "yaml: "):
 		return errors.New(lc.locateYAMLError(msg))
+	case reParseFailed.MatchString(msg):
+		m := reParseFailed.FindStringSubmatch(msg)
+		return fmt.Errorf("%s: %s", m[1], m[2])
 	case strings.Contains(msg, "required variable") && strings.Contains(msg, "is missing a value"):
 		return errors.New(lc.withFiles(msg) + " (set it in the environment or an .env file)")
 	case strings.HasSuffix(msg, ": invalid compose project"):
@@ -150,7 +156,7 @@ func (lc loadContext) decodeError(msg string) error {
 // raw files (compose-go's message names neither file nor service).
 func (lc loadContext) diagnosePorts() error {
 	for _, f := range lc.files {
-		raw, err := os.ReadFile(f)
+		raw, err := readCompose(f)
 		if err != nil {
 			continue
 		}
@@ -203,7 +209,7 @@ func isPortError(msg string) bool {
 // start with CMD, CMD-SHELL or NONE, as a "services.NAME." prefix.
 func (lc loadContext) healthcheckService() string {
 	for _, f := range lc.files {
-		raw, err := os.ReadFile(f)
+		raw, err := readCompose(f)
 		if err != nil {
 			continue
 		}
@@ -233,7 +239,7 @@ func (lc loadContext) healthcheckService() string {
 // locateYAMLError names the file whose YAML does not parse.
 func (lc loadContext) locateYAMLError(msg string) string {
 	for _, f := range lc.files {
-		raw, err := os.ReadFile(f)
+		raw, err := readCompose(f)
 		if err != nil {
 			continue
 		}

@@ -3,12 +3,15 @@ package compose
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/compose-spec/compose-go/v2/utils"
 
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -17,14 +20,15 @@ import (
 // compose's global flags; Environ stands for the process environment so
 // that loading never reads os.Environ behind the caller's back.
 type Options struct {
-	Files        []string // -f, in order; empty: compose.yaml etc. found from WorkingDir upward
-	ProjectName  string   // -p; else COMPOSE_PROJECT_NAME, then `name:`, then the directory name
-	ProjectDir   string   // --project-directory; default: the first file's directory
-	Profiles     []string // --profile; else COMPOSE_PROFILES
-	EnvFiles     []string // --env-file; default: .env in the project directory
-	Environ      []string // KEY=VALUE pairs, normally os.Environ()
-	WorkingDir   string   // where relative -f paths and default discovery start
-	Devcontainer string   // path to a devcontainer.json to load instead of (or on top of) Compose files
+	Files        []string  // -f, in order; empty: compose.yaml etc. found from WorkingDir upward
+	ProjectName  string    // -p; else COMPOSE_PROJECT_NAME, then `name:`, then the directory name
+	ProjectDir   string    // --project-directory; default: the first file's directory
+	Profiles     []string  // --profile; else COMPOSE_PROFILES
+	EnvFiles     []string  // --env-file; default: .env in the project directory
+	Environ      []string  // KEY=VALUE pairs, normally os.Environ()
+	WorkingDir   string    // where relative -f paths and default discovery start
+	Devcontainer string    // path to a devcontainer.json to load instead of (or on top of) Compose files
+	Stdin        io.Reader // what `-f -` reads; nil: os.Stdin
 }
 
 // LoadResult is a loaded Compose project plus what the loader could not
@@ -54,13 +58,16 @@ func Load(ctx context.Context, o Options) (res LoadResult, err error) {
 		return LoadResult{}, err
 	}
 	lc := loadContext{files: files, nameSource: o.nameSource()}
-	po, err := o.projectOptions(files)
+	details, err := o.configDetails(files)
+	if err != nil {
+		return LoadResult{}, lc.detailsError(err)
+	}
+	p, err := loadChecked(ctx, details, o.loaderOptions(details)...)
 	if err != nil {
 		return LoadResult{}, lc.loadError(err)
 	}
-	p, err := po.LoadProject(ctx)
-	if err != nil {
-		return LoadResult{}, lc.loadError(err)
+	for _, f := range details.ConfigFiles {
+		p.ComposeFiles = append(p.ComposeFiles, f.Filename)
 	}
 	p, err = withTypedExtensions(p)
 	if err != nil {
@@ -69,17 +76,28 @@ func Load(ctx context.Context, o Options) (res LoadResult, err error) {
 	return LoadResult{Project: p}, nil
 }
 
-// projectOptions builds compose-go options in docker compose's order: the
-// environment, then env files, then profiles and the project name.
-func (o Options) projectOptions(files []string) (*cli.ProjectOptions, error) {
-	return cli.NewProjectOptions(files,
-		cli.WithEnv(o.Environ),
-		cli.WithWorkingDirectory(o.ProjectDir),
-		cli.WithEnvFiles(o.absPaths(o.EnvFiles)...),
-		cli.WithDotEnv,
-		cli.WithDefaultProfiles(o.Profiles...),
-		cli.WithName(o.ProjectName),
-	)
+// loaderOptions are docker compose's choices for the loader: profiles
+// (--profile, else COMPOSE_PROFILES) and the project name (-p, else
+// COMPOSE_PROJECT_NAME, else the files' name:, else the directory's).
+func (o Options) loaderOptions(d types.ConfigDetails) []func(*loader.Options) {
+	env := d.Environment
+	profiles := o.Profiles
+	if len(profiles) == 0 {
+		for _, s := range strings.Split(env["COMPOSE_PROFILES"], ",") {
+			profiles = append(profiles, strings.TrimSpace(s))
+		}
+	}
+	return []func(*loader.Options){loader.WithProfiles(profiles), func(lo *loader.Options) {
+		switch {
+		case o.ProjectName != "":
+			lo.SetProjectName(o.ProjectName, true)
+		case env["COMPOSE_PROJECT_NAME"] != "":
+			lo.SetProjectName(env["COMPOSE_PROJECT_NAME"], true)
+		default: // a name: in the files takes precedence over this one
+			lo.SetProjectName(loader.NormalizeProjectName(filepath.Base(d.WorkingDir)), false)
+		}
+		lo.ConvertWindowsPaths = lo.ResolvePaths && utils.StringToBool(env["COMPOSE_CONVERT_WINDOWS_PATHS"])
+	}}
 }
 
 // nameSource says where an explicit project name comes from, for errors.

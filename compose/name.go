@@ -2,12 +2,10 @@ package compose
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/template"
 	"go.yaml.in/yaml/v3"
@@ -33,35 +31,24 @@ func ProjectName(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := o.ProjectDir
-	if dir == "" {
-		dir = filepath.Dir(files[0])
+	if slices.Contains(files, "-") {
+		return "", ErrNeedsLoad // stdin can be read only once: by the load
 	}
-	env := envMap(o.Environ)
-	envFiles := o.absPaths(o.EnvFiles)
-	if len(envFiles) == 0 {
-		if fi, err := os.Stat(filepath.Join(dir, ".env")); err == nil && fi.Mode().IsRegular() {
-			envFiles = []string{filepath.Join(dir, ".env")}
-		}
+	dir, err := o.projectDir(files)
+	if err != nil {
+		return "", err
 	}
-	if len(envFiles) > 0 {
-		fromFiles, err := dotenv.GetEnvFromFile(env, envFiles)
-		if err != nil {
-			return "", err
-		}
-		for k, v := range fromFiles {
-			if _, set := env[k]; !set {
-				env[k] = v
-			}
-		}
+	env, err := o.environment(dir)
+	if err != nil {
+		return "", err
 	}
 	if n := env["COMPOSE_PROJECT_NAME"]; n != "" {
 		return n, nil
 	}
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
+		raw, err := readCompose(f)
 		if err != nil {
-			return "", fmt.Errorf("read %s: %w", f, err)
+			return "", composeFileError(f, err)
 		}
 		var doc struct {
 			Name string `yaml:"name"`

@@ -10,17 +10,21 @@ import (
 )
 
 // stateCache answers container list and inspect from memory, the way an
-// informer does: entries are dropped on every backend event and on every
-// change this server makes itself, and expire after ttl regardless, which
-// bounds drift in what changes without an event (status text, health logs).
-// It is only used while the backend's event stream is connected, so a
-// backend without events (or a broken stream) reads through.
+// informer does: entries are dropped on every backend event (container
+// events and network connect/disconnect), on every change this server
+// makes itself and when a wait returns, and expire after ttl regardless,
+// which bounds drift in what changes without an event (status text, health
+// logs, a network connected to a stopped container behind our back).
+// It is only used while the backend's event subscription is confirmed
+// (EventOptions.Subscribed), so a backend without events, one that cannot
+// confirm, or a broken stream reads through.
 type stateCache struct {
 	b   backends.Backend
-	ttl time.Duration
+	ttl time.Duration // <= 0: entries never expire by age
+	off bool          // every read reaches the backend
 
 	mu      sync.Mutex
-	live    bool   // event stream connected
+	live    bool   // event subscription confirmed and connected
 	gen     uint64 // bumped by every invalidation
 	list    *cachedList
 	inspect map[string]cachedInspect // by ID and by name
@@ -40,21 +44,48 @@ type cachedInspect struct {
 
 const cacheTTL = time.Second
 
-func newStateCache(b backends.Backend) *stateCache {
-	return &stateCache{b: b, ttl: cacheTTL, inspect: map[string]cachedInspect{}}
+// cacheConfig is what the cache options set; nil ttl means cacheTTL.
+type cacheConfig struct {
+	ttl *time.Duration
+	off bool
+}
+
+// WithReadCache turns the container read cache on (the default) or off;
+// off, every list and inspect reaches the backend (to measure or rule out
+// the cache: `CORNUS_DOCKERAPI_CACHE=off cornus daemon docker`).
+func WithReadCache(on bool) Option { return func(c *config) { c.cache.off = !on } }
+
+// WithCacheTTL sets how long a cached read may be served without an event
+// (default 1s). A ttl <= 0 never expires entries, so only events and the
+// server's own writes refresh them: tests use it to prove invalidation.
+func WithCacheTTL(ttl time.Duration) Option { return func(c *config) { c.cache.ttl = &ttl } }
+
+func newStateCache(b backends.Backend, cfg cacheConfig) *stateCache {
+	c := &stateCache{b: b, ttl: cacheTTL, off: cfg.off, inspect: map[string]cachedInspect{}}
+	if cfg.ttl != nil {
+		c.ttl = *cfg.ttl
+	}
+	return c
 }
 
 // run keeps the cache fed by the backend's event stream until ctx ends,
 // reconnecting after failures (reads go through while disconnected).
 func (c *stateCache) run(ctx context.Context) {
 	es, ok := c.b.(backends.EventSource)
-	if !ok {
+	if !ok || c.off {
 		return
 	}
 	for ctx.Err() == nil {
 		sctx, cancel := context.WithCancel(ctx)
-		events, errs := es.Events(sctx, backends.EventOptions{})
-		c.setLive(true)
+		events, errs := es.Events(sctx, backends.EventOptions{
+			Networks: true, // connect/disconnect change a container's inspect
+			// Live only from here: events before it could be missed.
+			Subscribed: func() {
+				if sctx.Err() == nil {
+					c.setLive(true)
+				}
+			},
+		})
 	drain:
 		for {
 			select {
@@ -96,10 +127,19 @@ func (c *stateCache) invalidate() {
 	clear(c.inspect)
 }
 
+// usable says whether an entry made at at in generation gen may be served.
+// The caller holds mu.
+func (c *stateCache) usable(at time.Time, gen uint64) bool {
+	return c.live && gen == c.gen && (c.ttl <= 0 || time.Since(at) < c.ttl)
+}
+
 // listAll returns every container (running or not).
 func (c *stateCache) listAll(ctx context.Context) ([]backends.Container, error) {
+	if c.off {
+		return c.b.List(ctx, backends.ListOptions{All: true})
+	}
 	c.mu.Lock()
-	if l := c.list; c.live && l != nil && l.gen == c.gen && time.Since(l.at) < c.ttl {
+	if l := c.list; l != nil && c.usable(l.at, l.gen) {
 		c.mu.Unlock()
 		return slices.Clone(l.cs), nil
 	}
@@ -119,8 +159,11 @@ func (c *stateCache) listAll(ctx context.Context) ([]backends.Container, error) 
 
 // inspectRef returns a container by exact ID or name.
 func (c *stateCache) inspectRef(ctx context.Context, ref string) (backends.ContainerDetails, error) {
+	if c.off {
+		return c.b.Inspect(ctx, ref)
+	}
 	c.mu.Lock()
-	if e, ok := c.inspect[ref]; c.live && ok && e.gen == c.gen && time.Since(e.at) < c.ttl {
+	if e, ok := c.inspect[ref]; ok && c.usable(e.at, e.gen) {
 		c.mu.Unlock()
 		return e.d, nil
 	}

@@ -7,45 +7,197 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/spec"
 )
 
 // TestCacheFreshness: the read cache never hides a change. Reads right
 // after the proxy's own writes are fresh at once; changes made behind its
-// back (straight on the backend) show up once their event arrives.
+// back (straight on the backend: stop, create, network connect and
+// disconnect) show up once their event arrives. Entries never expire here,
+// so only invalidation can make these pass (hardening issue, item 7).
 func TestCacheFreshness(t *testing.T) {
-	ts := newTestServer(t)
-	state := func(ref string) string {
-		status, body, _ := ts.do("GET", "/containers/"+ref+"/json", "")
-		if status != 200 {
-			return "missing"
-		}
-		var r struct{ State struct{ Status string } }
-		_ = json.Unmarshal([]byte(body), &r)
-		return r.State.Status
-	}
+	ts := newTestServer(t, WithCacheTTL(0))
+	ts.awaitLive()
 	id := ts.create(ts.label+"-c", "")
-	_ = state(id) // fill the cache
+	_ = ts.state(id) // fill the cache
 	if status, body, _ := ts.do("POST", "/containers/"+id+"/start", ""); status != 204 {
 		t.Fatalf("start: %d %s", status, body)
 	}
-	if s := state(id); s != "running" {
+	if s := ts.state(id); s != "running" {
 		t.Fatalf("right after start through the proxy: %s", s)
 	}
-	// Behind the proxy's back: stop, then create, on the backend itself.
-	if err := ts.b.Stop(context.Background(), id, backends.StopOptions{Timeout: new(time.Duration)}); err != nil {
+	// Behind the proxy's back: connect and disconnect (events of the
+	// network, not the container), stop, then create, on the backend itself.
+	ctx := context.Background()
+	net := ts.network("extra")
+	nc := ts.b.(backends.NetworkConnector)
+	if err := nc.Connect(ctx, net, id, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "external stop is seen", func() bool { return state(id) == "exited" })
+	eventually(t, "external connect is seen", func() bool { return ts.networks(id)[net] })
+	if err := nc.Disconnect(ctx, net, id, false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "external disconnect is seen", func() bool { return !ts.networks(id)[net] })
+	if err := ts.b.Stop(ctx, id, backends.StopOptions{Timeout: new(time.Duration)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "external stop is seen", func() bool { return ts.state(id) == "exited" })
 	name := ts.label + "-ext"
-	if _, err := ts.b.Create(context.Background(), backends.ContainerSpec{Name: name, App: appOf(testImage), Labels: map[string]string{"cornus.test": ts.label}}); err != nil {
+	if _, err := ts.b.Create(ctx, backends.ContainerSpec{Name: name, App: appOf(testImage), Labels: map[string]string{"cornus.test": ts.label}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "external create is listed", func() bool {
 		_, body, _ := ts.do("GET", "/containers/json?all=1", "")
 		return strings.Contains(body, "/"+name+`"`)
 	})
+}
+
+// TestCacheWait: once POST /containers/{id}/wait answers, list and inspect
+// show the exit even when no event arrived (here none ever does), since
+// clients such as `docker run` and compose read state right after.
+func TestCacheWait(t *testing.T) {
+	ts := newTestServerOver(t, func(b backends.Backend) backends.Backend {
+		return eventFilter{Backend: b, es: b.(backends.EventSource), confirm: true}
+	}, WithCacheTTL(0))
+	ts.awaitLive()
+	id := ts.create(ts.label+"-w", "")
+	if status, body, _ := ts.do("POST", "/containers/"+id+"/start", ""); status != 204 {
+		t.Fatalf("start: %d %s", status, body)
+	}
+	if s := ts.state(id); s != "running" {
+		t.Fatalf("after start: %s", s)
+	}
+	if err := ts.b.Kill(context.Background(), id, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	if status, body, _ := ts.do("POST", "/containers/"+id+"/wait", ""); status != 200 || !strings.Contains(body, `"StatusCode":137`) {
+		t.Fatalf("wait: %d %s", status, body)
+	}
+	if s := ts.state(id); s != "exited" {
+		t.Fatalf("inspect right after wait: %s", s)
+	}
+	if _, body, _ := ts.do("GET", "/containers/json?all=1", ""); !strings.Contains(body, `"State":"exited"`) {
+		t.Fatalf("list right after wait: %s", body)
+	}
+}
+
+// TestCacheReadsThrough: with the cache off, or before the backend has
+// confirmed its event subscription, every read reaches the backend — here
+// no event ever arrives, so anything cached would stay stale.
+func TestCacheReadsThrough(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		confirm bool
+		opts    []Option
+	}{
+		{"cache off", true, []Option{WithReadCache(false), WithCacheTTL(0)}},
+		{"subscription unconfirmed", false, []Option{WithCacheTTL(0)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServerOver(t, func(b backends.Backend) backends.Backend {
+				return eventFilter{Backend: b, es: b.(backends.EventSource), confirm: tc.confirm}
+			}, tc.opts...)
+			id := ts.create(ts.label+"-r", "")
+			if status, body, _ := ts.do("POST", "/containers/"+id+"/start", ""); status != 204 {
+				t.Fatalf("start: %d %s", status, body)
+			}
+			time.Sleep(200 * time.Millisecond) // give a subscription time to (wrongly) go live
+			if s := ts.state(id); s != "running" {
+				t.Fatalf("after start: %s", s)
+			}
+			if err := ts.b.Stop(context.Background(), id, backends.StopOptions{Timeout: new(time.Duration)}); err != nil {
+				t.Fatal(err)
+			}
+			if s := ts.state(id); s != "exited" {
+				t.Fatalf("right after an external stop: %s", s)
+			}
+		})
+	}
+}
+
+// eventFilter shows the server a backend whose event stream carries no
+// events, and whose subscription is confirmed only if confirm is set.
+type eventFilter struct {
+	backends.Backend
+	es      backends.EventSource
+	confirm bool
+}
+
+func (f eventFilter) Events(ctx context.Context, o backends.EventOptions) (<-chan backends.Event, <-chan error) {
+	if !f.confirm {
+		o.Subscribed = nil
+	}
+	in, errs := f.es.Events(ctx, o)
+	out := make(chan backends.Event)
+	go func() {
+		defer close(out)
+		for range in {
+		}
+	}()
+	return out, errs
+}
+
+// awaitLive waits until the server's cache has its event subscription, so
+// a test of invalidation does not pass by reading through.
+func (ts *testServer) awaitLive() {
+	ts.t.Helper()
+	eventually(ts.t, "the read cache goes live", func() bool {
+		c := ts.srv.cache
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.live
+	})
+}
+
+// state is a container's State.Status through the proxy ("missing" if
+// inspect fails).
+func (ts *testServer) state(ref string) string {
+	status, body, _ := ts.do("GET", "/containers/"+ref+"/json", "")
+	if status != 200 {
+		return "missing"
+	}
+	var r struct{ State struct{ Status string } }
+	_ = json.Unmarshal([]byte(body), &r)
+	return r.State.Status
+}
+
+// networks are the networks a container's inspect through the proxy names.
+func (ts *testServer) networks(ref string) map[string]bool {
+	_, body, _ := ts.do("GET", "/containers/"+ref+"/json", "")
+	var r struct {
+		NetworkSettings struct{ Networks map[string]json.RawMessage }
+	}
+	_ = json.Unmarshal([]byte(body), &r)
+	out := map[string]bool{}
+	for n := range r.NetworkSettings.Networks {
+		out[n] = true
+	}
+	return out
+}
+
+// network creates a labelled network on the backend and returns its name;
+// it is removed when the test ends, after the test's containers.
+func (ts *testServer) network(key string) string {
+	ts.t.Helper()
+	ctx := context.Background()
+	n, err := ts.b.EnsureNetwork(ctx, backends.NetworkSpec{Project: ts.label, Key: key})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	ts.t.Cleanup(func() {
+		cs, _ := ts.b.List(ctx, backends.ListOptions{All: true, Labels: map[string]string{"cornus.test": ts.label}})
+		for _, c := range cs {
+			_ = ts.b.Remove(ctx, c.ID, backends.RemoveOptions{Force: true, Volumes: true})
+		}
+		if err := ts.b.RemoveNetwork(ctx, n.ID); err != nil && !errdefs.IsNotFound(err) {
+			ts.t.Errorf("cleanup network %s: %v", n.Name, err)
+		}
+	})
+	return n.Name
 }
 
 func eventually(t *testing.T, what string, f func() bool) {

@@ -155,8 +155,8 @@ var validName = regexp.MustCompile(`^/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
 func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var req container.CreateRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, invalidParam("invalid JSON: %v", err))
+	if err := decodeJSON(w, r, maxCreateBody, &req); err != nil {
+		writeError(w, err)
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Query().Get("name"), "/")
@@ -191,14 +191,19 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := s.policy.CheckApp("container "+name, cs.App); err != nil {
+	uses, err := s.volumesFor(ctx, cs.Volumes)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.checkCreate(name, cs.App, uses); err != nil {
 		writeError(w, err)
 		return
 	}
 	for _, wr := range backends.Unhonored(s.b.Name(), s.b.Capabilities(), cs.App) {
 		warns = append(warns, wr.String())
 	}
-	if err := s.ensureVolumes(ctx, cs.Volumes); err != nil {
+	if err := s.createVolumes(ctx, uses); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -219,26 +224,15 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, container.CreateResponse{ID: c.ID, Warnings: warns})
 }
 
-// ensureVolumes creates named volumes the runtime does not have yet, as
-// dockerd does on container create.
-func (s *Server) ensureVolumes(ctx context.Context, vols map[string]spec.Volume) error {
-	if len(vols) == 0 {
-		return nil
-	}
-	have, err := s.b.ListVolumes(ctx, backends.ListOptions{})
-	if err != nil {
-		return err
-	}
-	exists := map[string]bool{}
-	for _, v := range have {
-		exists[v.Name] = true
-	}
-	for name, v := range vols {
-		if exists[name] {
+// createVolumes creates the named volumes the runtime does not have yet,
+// as dockerd does on container create.
+func (s *Server) createVolumes(ctx context.Context, uses map[string]volumeUse) error {
+	for name, u := range uses {
+		if u.exists {
 			continue
 		}
-		if _, err := s.b.EnsureVolume(ctx, backends.VolumeSpec{Key: name, Volume: v}); err != nil {
-			return err
+		if _, err := s.b.EnsureVolume(ctx, backends.VolumeSpec{Key: name, Volume: u.vol}); err != nil {
+			return fmt.Errorf("create volume %s: %w", name, err)
 		}
 	}
 	return nil
@@ -382,6 +376,8 @@ func (s *Server) containerWait(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	flush(w)
 	code, werr := s.waitFor(ctx, d, cond)
+	// The client reads state next; the die event may still be on its way.
+	s.cache.invalidate()
 	resp := container.WaitResponse{StatusCode: int64(code)}
 	if werr != nil {
 		resp.Error = &container.WaitExitError{Message: werr.Error()}

@@ -47,29 +47,33 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 	}
 
 	a := spec.App{
-		Name:        in.Name,
-		Image:       cfg.Image,
-		Hostname:    cfg.Hostname,
-		Domainname:  cfg.Domainname,
-		User:        cfg.User,
-		WorkingDir:  cfg.WorkingDir,
-		TTY:         cfg.Tty,
-		StdinOpen:   cfg.OpenStdin,
-		StopSignal:  cfg.StopSignal,
-		Labels:      maps.Clone(cfg.Labels),
-		Privileged:  hc.Privileged,
-		ReadOnly:    hc.ReadonlyRootfs,
-		CapAdd:      slices.Clone(hc.CapAdd),
-		CapDrop:     slices.Clone(hc.CapDrop),
-		SecurityOpt: slices.Clone(hc.SecurityOpt),
-		GroupAdd:    slices.Clone(hc.GroupAdd),
-		DNSOptions:  slices.Clone(hc.DNSOptions),
-		DNSSearch:   slices.Clone(hc.DNSSearch),
-		Sysctls:     maps.Clone(hc.Sysctls),
-		ShmSize:     spec.Bytes(hc.ShmSize),
-		Init:        hc.Init,
-		PidMode:     string(hc.PidMode),
-		IpcMode:     ipcMode(hc.IpcMode),
+		Name:              in.Name,
+		Image:             cfg.Image,
+		Hostname:          cfg.Hostname,
+		Domainname:        cfg.Domainname,
+		User:              cfg.User,
+		WorkingDir:        cfg.WorkingDir,
+		TTY:               cfg.Tty,
+		StdinOpen:         cfg.OpenStdin,
+		StopSignal:        cfg.StopSignal,
+		Labels:            maps.Clone(cfg.Labels),
+		Privileged:        hc.Privileged,
+		ReadOnly:          hc.ReadonlyRootfs,
+		CapAdd:            slices.Clone(hc.CapAdd),
+		CapDrop:           slices.Clone(hc.CapDrop),
+		SecurityOpt:       slices.Clone(hc.SecurityOpt),
+		GroupAdd:          slices.Clone(hc.GroupAdd),
+		DNSOptions:        slices.Clone(hc.DNSOptions),
+		DNSSearch:         slices.Clone(hc.DNSSearch),
+		Sysctls:           maps.Clone(hc.Sysctls),
+		ShmSize:           spec.Bytes(hc.ShmSize),
+		Init:              hc.Init,
+		PidMode:           string(hc.PidMode),
+		IpcMode:           ipcMode(hc.IpcMode),
+		UTSMode:           string(hc.UTSMode),
+		UsernsMode:        string(hc.UsernsMode),
+		CgroupnsMode:      string(hc.CgroupnsMode),
+		DeviceCgroupRules: slices.Clone(hc.DeviceCgroupRules),
 	}
 	if svc := labels["com.docker.compose.service"]; svc != "" {
 		a.Name = svc
@@ -118,6 +122,15 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 	if hc.LogConfig.Type != "" {
 		a.Logging = &spec.Logging{Driver: hc.LogConfig.Type, Options: maps.Clone(hc.LogConfig.Config)}
 	}
+	// The docker CLI sends --security-opt systempaths=unconfined as empty
+	// path lists; the spec (and so the host policy) says it as the option.
+	if hc.MaskedPaths != nil || hc.ReadonlyPaths != nil {
+		if len(hc.MaskedPaths) > 0 || len(hc.ReadonlyPaths) > 0 {
+			warn("HostConfig.MaskedPaths/ReadonlyPaths: custom lists are not supported by cornus; the runtime's defaults were kept")
+		} else {
+			a.SecurityOpt = append(a.SecurityOpt, "systempaths=unconfined")
+		}
+	}
 	mapResources(&a, hc.Resources, warn)
 	ports, err := mapPorts(cfg, hc)
 	if err != nil {
@@ -142,8 +155,8 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 	}{
 		{"VolumesFrom", len(hc.VolumesFrom) > 0}, {"Links", len(hc.Links) > 0}, {"CpuShares", hc.CPUShares != 0},
 		{"CpuQuota", hc.CPUQuota != 0}, {"CpusetCpus", hc.CpusetCpus != ""}, {"BlkioWeight", hc.BlkioWeight != 0},
-		{"DeviceRequests", len(hc.DeviceRequests) > 0}, {"OomScoreAdj", hc.OomScoreAdj != 0}, {"UsernsMode", hc.UsernsMode != ""},
-		{"UTSMode", hc.UTSMode != ""}, {"CgroupParent", hc.CgroupParent != ""}, {"Runtime", hc.Runtime != "" && hc.Runtime != "runc"},
+		{"DeviceRequests", len(hc.DeviceRequests) > 0}, {"OomScoreAdj", hc.OomScoreAdj != 0},
+		{"CgroupParent", hc.CgroupParent != ""}, {"Runtime", hc.Runtime != "" && hc.Runtime != "runc"},
 		{"StorageOpt", len(hc.StorageOpt) > 0}, {"MemorySwap", hc.MemorySwap > 0},
 	} {
 		if unsupported.set {
@@ -240,9 +253,6 @@ func mapResources(a *spec.App, r container.Resources, warn func(string, ...any))
 		}
 		a.Ulimits[u.Name] = spec.Ulimit{Soft: u.Soft, Hard: u.Hard}
 	}
-	if len(r.DeviceCgroupRules) > 0 {
-		warn("HostConfig.DeviceCgroupRules is not supported by cornus and was ignored")
-	}
 }
 
 // mapPorts turns PortBindings (and PublishAllPorts over ExposedPorts) into
@@ -288,7 +298,9 @@ func mapPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, err
 // spec mounts, volumes and tmpfs; named volumes are recorded in vols.
 func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vols map[string]spec.Volume) error {
 	named := func(name string) {
-		vols[name] = spec.Volume{Name: name}
+		if _, ok := vols[name]; !ok {
+			vols[name] = spec.Volume{Name: name}
+		}
 	}
 	targets := map[string]bool{}
 	for _, b := range hc.Binds {
@@ -339,8 +351,12 @@ func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vo
 			vm := spec.VolumeMount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
 			if o := m.VolumeOptions; o != nil {
 				vm.NoCopy, vm.Subpath = o.NoCopy, o.Subpath
-				if o.DriverConfig != nil && m.Source == "" {
-					vm.Driver, vm.DriverOpts = o.DriverConfig.Name, maps.Clone(o.DriverConfig.Options)
+				// Driver options create the volume if it does not exist
+				// yet, anonymous or named, as dockerd does.
+				if dc := o.DriverConfig; dc != nil && m.Source == "" {
+					vm.Driver, vm.DriverOpts = dc.Name, maps.Clone(dc.Options)
+				} else if dc != nil && m.Source != "" {
+					vols[m.Source] = spec.Volume{Name: m.Source, Driver: dc.Name, DriverOpts: maps.Clone(dc.Options)}
 				}
 			}
 			if m.Source != "" {
@@ -412,18 +428,17 @@ func mapNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, n
 			endpoints[string(hc.NetworkMode)] = nil
 		}
 	} else {
-		a.NetworkMode = mode
 		delete(endpoints, mode)
-		if len(endpoints) > 0 && mode != "bridge" {
+		switch {
+		case mode != "bridge" && len(endpoints) > 0:
 			return nil, invalidParam("conflicting options: network mode %s cannot be combined with other networks", mode)
-		}
-		if mode == "bridge" && len(endpoints) == 0 {
+		case mode != "bridge" || len(endpoints) == 0:
+			// host, none and container:X are honored as asked (the host
+			// policy decides about host); never turned into a bridge.
+			a.NetworkMode = mode
 			return nil, nil
 		}
-		a.NetworkMode = ""
-		if mode == "bridge" {
-			endpoints["bridge"] = nil
-		}
+		endpoints["bridge"] = nil
 	}
 	nets := map[string]spec.Network{}
 	for _, ref := range slices.Sorted(maps.Keys(endpoints)) {

@@ -111,3 +111,64 @@ func TestParseFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateNetworkModes: none, host and container:X are honored as asked
+// (the hardening issue found them silently turned into the default bridge).
+func TestCreateNetworkModes(t *testing.T) {
+	for _, mode := range []string{"none", "host", "container:abc123"} {
+		req := decodeCreate(t, `{"Image": "busybox", "HostConfig": {"NetworkMode": "`+mode+`"}, "NetworkingConfig": {"EndpointsConfig": {"`+mode+`": {}}}}`)
+		cs, _, err := toContainerSpec(createInput{Req: req, Name: "c", Networks: map[string]string{"bridge": "bridge"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.App.NetworkMode != mode || len(cs.App.Networks) != 0 {
+			t.Errorf("%s: networkMode %q networks %v", mode, cs.App.NetworkMode, cs.App.Networks)
+		}
+	}
+	req := decodeCreate(t, `{"Image": "busybox", "NetworkDisabled": true}`)
+	if cs, _, err := toContainerSpec(createInput{Req: req, Name: "c"}); err != nil || cs.App.NetworkMode != "none" {
+		t.Errorf("NetworkDisabled: %q %v", cs.App.NetworkMode, err)
+	}
+}
+
+// TestCreateHostPowerFields: every host-power field reaches the spec (and
+// so the host policy); none is dropped before the check.
+func TestCreateHostPowerFields(t *testing.T) {
+	req := decodeCreate(t, `{"Image": "busybox", "HostConfig": {
+  "UTSMode": "host", "UsernsMode": "host", "CgroupnsMode": "host", "PidMode": "host", "IpcMode": "host",
+  "DeviceCgroupRules": ["c 1:3 mr"], "Devices": [{"PathOnHost": "/dev/vda", "PathInContainer": "/dev/vda", "CgroupPermissions": "rwm"}],
+  "SecurityOpt": ["seccomp=unconfined"], "CapAdd": ["SYS_ADMIN"],
+  "Mounts": [{"Type": "volume", "Source": "hostroot", "Target": "/h", "VolumeOptions": {"DriverConfig": {"Name": "local", "Options": {"type": "none", "o": "bind", "device": "/"}}}}]
+}}`)
+	cs, warns, err := toContainerSpec(createInput{Req: req, Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cs.App
+	if a.UTSMode != "host" || a.UsernsMode != "host" || a.CgroupnsMode != "host" || a.PidMode != "host" || a.IpcMode != "host" ||
+		len(a.DeviceCgroupRules) != 1 || len(a.Devices) != 1 || len(a.SecurityOpt) != 1 || len(a.CapAdd) != 1 {
+		t.Errorf("host power dropped: %+v", a)
+	}
+	if v := cs.Volumes["hostroot"]; v.DriverOpts["device"] != "/" {
+		t.Errorf("inline driver options of a named volume dropped: %+v", cs.Volumes)
+	}
+	if len(warns) != 0 {
+		t.Errorf("warnings: %v", warns)
+	}
+}
+
+// TestEngineField: refusals name the Engine API field a client sent.
+func TestEngineField(t *testing.T) {
+	for in, want := range map[string]string{
+		"container.capAdd[0]":                    "HostConfig.CapAdd[0]",
+		"container.sysctls.kernel.panic":         "HostConfig.Sysctls.kernel.panic",
+		"container.mounts[2].source":             "HostConfig.Binds/Mounts",
+		"container.volumes[0].driverOpts.device": "HostConfig.Mounts[0].driverOpts.device",
+		"container.volumes.data.driverOpts":      "volume data.driverOpts",
+		"volume.driverOpts.device":               "DriverOpts.device",
+	} {
+		if got := engineField(in); got != want {
+			t.Errorf("engineField(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -8,6 +8,13 @@
 // casing is exactly the Engine's. Entry point: New(backend, opts...) and
 // Server.Handler (or Serve on a listener). Errors are mapped from
 // containerd/errdefs classes to HTTP statuses in one place (errors.go).
+// Every JSON body is decoded by one helper with a per-endpoint size limit
+// (body.go); archive uploads and image loads stream to the backend.
+//
+// Container list and inspect are served from a cache (cache.go) that the
+// backend's events and the server's own writes invalidate, live only once
+// the backend confirms its event subscription; WithReadCache(false) turns
+// it off and WithCacheTTL bounds (or, for tests, unbounds) its age.
 //
 // dockerapi imports backends, spec, engine's host policy and progress-free
 // helpers; never the CLI.

@@ -14,7 +14,10 @@ import (
 // errorStatus maps an error class to the status dockerd answers with. This
 // is the one place classes become HTTP.
 func errorStatus(err error) int {
+	var tooLarge *bodyTooLargeError
 	switch {
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge
 	case errdefs.IsNotFound(err):
 		return http.StatusNotFound
 	case errdefs.IsInvalidArgument(err):

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -67,8 +67,8 @@ func (r *execRegistry) get(id string) (*execState, error) {
 
 func (s *Server) execCreate(w http.ResponseWriter, r *http.Request) {
 	var cfg container.ExecCreateRequest
-	if err := json.NewDecoder(r.Body).Decode(&cfg); err != nil {
-		writeError(w, invalidParam("invalid JSON: %v", err))
+	if err := decodeJSON(w, r, maxCreateBody, &cfg); err != nil {
+		writeError(w, err)
 		return
 	}
 	if len(cfg.Cmd) == 0 {
@@ -88,8 +88,8 @@ func (s *Server) execCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("Container %s is not running: %w", d.ID, errdefs.ErrConflict))
 		return
 	}
-	if cfg.Privileged && !s.policy.AllowPrivileged {
-		writeError(w, fmt.Errorf("privileged exec is refused; set CORNUS_ALLOW_PRIVILEGED=1 where cornus runs to allow it: %w", errdefs.ErrPermissionDenied))
+	if err := s.policy.CheckExec("exec", cfg.Privileged); err != nil {
+		writeError(w, fmt.Errorf("container %s: %w", d.Name, err))
 		return
 	}
 	id := make([]byte, 32)
@@ -107,8 +107,8 @@ func (s *Server) execStart(w http.ResponseWriter, r *http.Request) {
 	}
 	var req container.ExecStartRequest
 	if r.ContentLength != 0 {
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil && err != io.EOF {
-			writeError(w, invalidParam("invalid JSON: %v", err))
+		if err := decodeJSON(w, r, maxSmallBody, &req); err != nil && !errors.Is(err, io.EOF) {
+			writeError(w, err)
 			return
 		}
 	}

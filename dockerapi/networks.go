@@ -2,7 +2,6 @@ package dockerapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -122,8 +121,8 @@ func (s *Server) networkInspect(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) networkCreate(w http.ResponseWriter, r *http.Request) {
 	var req network.CreateRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, invalidParam("invalid JSON: %v", err))
+	if err := decodeJSON(w, r, maxSmallBody, &req); err != nil {
+		writeError(w, err)
 		return
 	}
 	if req.Name == "" {
@@ -214,8 +213,8 @@ func (s *Server) connection(w http.ResponseWriter, r *http.Request, req any, con
 	if !ok {
 		return
 	}
-	if err := json.NewDecoder(r.Body).Decode(req); err != nil {
-		writeError(w, invalidParam("invalid JSON: %v", err))
+	if err := decodeJSON(w, r, maxSmallBody, req); err != nil {
+		writeError(w, err)
 		return
 	}
 	n, err := s.network(r.Context(), r.PathValue("id"))

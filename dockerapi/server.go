@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/hostpolicy"
+	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/buildinfo"
 )
 
@@ -45,6 +45,7 @@ type Server struct {
 type config struct {
 	policy *hostpolicy.Policy
 	log    io.Writer
+	cache  cacheConfig
 }
 
 // Option configures New.
@@ -66,7 +67,7 @@ func New(b backends.Backend, opts ...Option) *Server {
 	}
 	s := &Server{
 		b: b, mux: http.NewServeMux(), start: time.Now(),
-		execs: newExecRegistry(), sessions: newTTYSessions(), cache: newStateCache(b),
+		execs: newExecRegistry(), sessions: newTTYSessions(), cache: newStateCache(b, c.cache),
 		autoRemove: map[string]bool{},
 	}
 	if c.policy != nil {

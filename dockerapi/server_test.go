@@ -28,12 +28,20 @@ const testImage = "cornus-test/busybox:1"
 // backend) on a unix socket, as `cornus daemon docker` does.
 type testServer struct {
 	t      *testing.T
-	b      backends.Backend
+	b      backends.Backend // the backend itself, behind the server's back
+	srv    *Server
 	client *http.Client
 	label  string // unique label value marking what a test creates
 }
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t *testing.T, opts ...Option) *testServer {
+	t.Helper()
+	return newTestServerOver(t, nil, opts...)
+}
+
+// newTestServerOver serves wrap(backend) when wrap is set (tests that
+// alter what the server sees of the backend).
+func newTestServerOver(t *testing.T, wrap func(backends.Backend) backends.Backend, opts ...Option) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -61,13 +69,18 @@ func newTestServer(t *testing.T) *testServer {
 	}
 	sctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = New(b).Serve(sctx, l); close(done) }()
+	served := backends.Backend(b)
+	if wrap != nil {
+		served = wrap(b)
+	}
+	srv := New(served, opts...)
+	go func() { _ = srv.Serve(sctx, l); close(done) }()
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 	}}
 	id := make([]byte, 4)
 	_, _ = rand.Read(id)
-	ts := &testServer{t: t, b: b, client: &http.Client{Transport: tr, Timeout: time.Minute}, label: "dockerapi-test-" + hex.EncodeToString(id)}
+	ts := &testServer{t: t, b: b, srv: srv, client: &http.Client{Transport: tr, Timeout: time.Minute}, label: "dockerapi-test-" + hex.EncodeToString(id)}
 	t.Cleanup(func() {
 		cs, _ := b.List(context.Background(), backends.ListOptions{All: true, Labels: map[string]string{"cornus.test": ts.label}})
 		for _, c := range cs {

@@ -3,7 +3,6 @@ package dockerapi
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -75,8 +74,8 @@ func (s *Server) volumeInspect(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) volumeCreate(w http.ResponseWriter, r *http.Request) {
 	var req volume.CreateRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, invalidParam("invalid JSON: %v", err))
+	if err := decodeJSON(w, r, maxSmallBody, &req); err != nil {
+		writeError(w, err)
 		return
 	}
 	if req.Name == "" {
@@ -86,13 +85,18 @@ func (s *Server) volumeCreate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, volumeOf(v)) // dockerd answers an existing volume
 		return
 	}
+	vol := spec.Volume{Name: req.Name, Driver: req.Driver, DriverOpts: req.DriverOpts, Labels: req.Labels}
+	if err := policyError("volume "+req.Name, s.policy.CheckVolume("volume", vol)); err != nil {
+		writeError(w, err)
+		return
+	}
 	key := req.Labels[backends.ComposeVolume]
 	if key == "" {
 		key = req.Name
 	}
 	v, err := s.b.EnsureVolume(r.Context(), backends.VolumeSpec{
 		Project: req.Labels[backends.ComposeProject], Key: key, Labels: req.Labels,
-		Volume: spec.Volume{Name: req.Name, Driver: req.Driver, DriverOpts: req.DriverOpts, Labels: req.Labels},
+		Volume: vol,
 	})
 	if err != nil {
 		writeError(w, err)

@@ -30,8 +30,9 @@ type proxy struct {
 }
 
 // startProxy runs the built binary as `cornus daemon docker` on a fresh
-// socket with the given backend; binds are allowed under a scratch dir.
-func startProxy(t *testing.T, backend string) *proxy {
+// socket with the given backend; binds are allowed under a scratch dir
+// unless env (KEY=VALUE, applied last) says otherwise.
+func startProxy(t *testing.T, backend string, env ...string) *proxy {
 	t.Helper()
 	base := t.TempDir()
 	p := &proxy{t: t, sock: filepath.Join(base, "docker.sock"), dir: filepath.Join(base, "work")}
@@ -43,7 +44,7 @@ func startProxy(t *testing.T, backend string) *proxy {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, cornusBin, "daemon", "docker", "--listen", "unix://"+p.sock)
-	cmd.Env = append(os.Environ(), "CORNUS_DEPLOY_BACKEND="+backend, "CORNUS_ALLOW_BIND_SOURCES="+p.dir)
+	cmd.Env = append(append(os.Environ(), "CORNUS_DEPLOY_BACKEND="+backend, "CORNUS_ALLOW_BIND_SOURCES="+p.dir), env...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -140,6 +141,7 @@ func TestDockerAPIClients(t *testing.T) {
 			p := startProxy(t, backend)
 			t.Run("docker CLI", func(t *testing.T) { p.t = t; dockerCLIScenario(p) })
 			t.Run("docker compose", func(t *testing.T) { p.t = t; composeScenario(p) })
+			t.Run("docker compose recreate", func(t *testing.T) { p.t = t; composeRecreateScenario(p) })
 			t.Run("devcontainer image", func(t *testing.T) { p.t = t; devcontainerImageScenario(p) })
 			t.Run("devcontainer compose", func(t *testing.T) { p.t = t; devcontainerComposeScenario(p) })
 		})

@@ -18,29 +18,14 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/internal/testbin"
 	"github.com/cornus-dev/cornus/internal/testimage"
 )
 
 // cornusBin is the binary under test, built once by TestMain.
 var cornusBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cornus-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	cornusBin = filepath.Join(dir, "cornus")
-	build := exec.Command("go", "build", "-o", cornusBin, "../cmd/cornus")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build cornus: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m.Run, "../cmd/cornus", &cornusBin) }
 
 // daemon opens the selected backend, or skips (outside CI) / fails (CI)
 // with how to start it.

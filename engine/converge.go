@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -52,21 +54,39 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 	for i := 1; i <= n; i++ {
 		c, ok := byReplica[i]
 		g.Go(func() error {
+			var err error
 			switch {
 			case ok && c.Labels[backends.LabelConfigHash] == hash && !force:
-				return e.ensureRunning(gctx, a, c)
-			case ok:
-				e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
-				if err := e.stopAndRemove(gctx, c, nil); err != nil {
+				err = e.ensureRunning(gctx, a, c)
+				if !errors.Is(err, backends.ErrStaleTask) {
+					break
+				}
+				// Only a new container can start: replace it, as a
+				// changed one would be.
+				e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate", Text: "the runtime kept its task across a crash"})
+				if err := e.remove(gctx, c, true); err != nil {
 					return err
 				}
+				recreated.Store(true)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files)
+			case ok:
+				e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
+				if err := e.stopAndRemove(gctx, c, preStop(a)); err != nil {
+					return err
+				}
+				fallthrough
+			default:
+				recreated.Store(true)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files)
 			}
-			recreated.Store(true)
-			return e.createAndStart(gctx, p, a, i, hash, files)
+			if err != nil || a.Hooks == nil {
+				return err
+			}
+			return e.runHooks(gctx, c.ID, c.Name, "postAttach", a.Hooks.PostAttach)
 		})
 	}
 	for _, c := range extra {
-		g.Go(func() error { return e.stopAndRemove(gctx, c, nil) })
+		g.Go(func() error { return e.stopAndRemove(gctx, c, preStop(a)) })
 	}
 	err = g.Wait()
 	return converged{recreated: recreated.Load()}, err
@@ -101,6 +121,8 @@ func (e *Engine) resolveServiceRefs(ctx context.Context, p spec.Project, a spec.
 	return out, nil
 }
 
+// ensureRunning starts a stopped replica (running its postStart hooks);
+// a running one is left alone.
 func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Container) error {
 	if c.Running() {
 		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Running", Done: true})
@@ -110,41 +132,82 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 	return e.start(ctx, a, c.ID, c.Name)
 }
 
-func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File) error {
+// createAndStart creates a replica, starts it and runs its lifecycle hooks
+// in the devcontainer order: postCreate (onCreate, updateContent,
+// postCreate) once, after the first start, then postStart. A container
+// that cannot be started is removed again: nothing half-applied stays.
+func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
 	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
+	// The backend removes what it created when the rest of creating
+	// (connecting networks, copying files) fails, and names the container.
 	c, err := e.b.Create(ctx, backends.ContainerSpec{
 		Project: p.Name, App: a, Replica: replica, Name: name,
 		Labels:   containerLabels(p.Name, a, replica, hash),
 		Networks: p.Networks, Volumes: p.Volumes, Files: files,
 	})
 	if err != nil {
-		e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: err.Error(), Done: true, Err: true})
-		return fmt.Errorf("create %s: %w", name, err)
+		e.failed(ctx, name, err)
+		return backends.Container{}, err
 	}
+	c.Name = name
 	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
-	if err := e.start(ctx, a, c.ID, name); err != nil {
-		return err
+	if err := e.startContainer(ctx, a, c.ID, name); err != nil {
+		// Removed even when ctx is done (Ctrl-C, a sibling failed).
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if rmErr := e.b.Remove(rmCtx, c.ID, backends.RemoveOptions{Force: true, Volumes: true}); rmErr != nil {
+			return c, fmt.Errorf("%w (and removing the created container failed: %w)", err, rmErr)
+		}
+		e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Removed", Text: "(start failed)", Done: true, Err: true})
+		return c, fmt.Errorf("%w (the created container was removed)", err)
 	}
-	if a.Hooks != nil {
-		return e.runHooks(ctx, c.ID, name, "postCreate", a.Hooks.PostCreate)
+	if a.Hooks == nil {
+		return c, nil
 	}
-	return nil
+	if err := e.runHooks(ctx, c.ID, name, "postCreate", a.Hooks.PostCreate); err != nil {
+		return c, err
+	}
+	return c, e.runHooks(ctx, c.ID, name, "postStart", a.Hooks.PostStart)
 }
 
-// start starts a container and runs the app's postStart hooks.
+// start starts an existing container and runs the app's postStart hooks.
 func (e *Engine) start(ctx context.Context, a spec.App, id, name string) error {
+	if err := e.startContainer(ctx, a, id, name); err != nil {
+		return err
+	}
+	if a.Hooks == nil {
+		return nil
+	}
+	return e.runHooks(ctx, id, name, "postStart", a.Hooks.PostStart)
+}
+
+// startContainer starts a container and, where the engine runs them, its
+// healthchecks.
+func (e *Engine) startContainer(ctx context.Context, a spec.App, id, name string) error {
 	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Starting"})
 	if err := e.b.Start(ctx, id); err != nil {
-		e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: err.Error(), Done: true, Err: true})
+		if errors.Is(err, backends.ErrStaleTask) {
+			// Up replaces the container; elsewhere the error says so.
+			return fmt.Errorf("start %s: %w (up replaces it)", name, err)
+		}
+		e.failed(ctx, name, err)
 		return fmt.Errorf("start %s: %w", name, err)
 	}
 	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Started", Done: true})
 	e.startHealth(ctx, id, a.Healthcheck)
-	if a.Hooks != nil {
-		return e.runHooks(ctx, id, name, "postStart", a.Hooks.PostStart)
-	}
 	return nil
+}
+
+// failed reports a container's error; when ctx is done the failure is the
+// cancellation (another container failed, or the user interrupted), and
+// repeating the cause under every container would only add noise.
+func (e *Engine) failed(ctx context.Context, name string, err error) {
+	text := err.Error()
+	if ctx.Err() != nil {
+		text = "canceled"
+	}
+	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: text, Done: true, Err: true})
 }
 
 // runHooks executes lifecycle commands in order; a failing one is an error
@@ -172,6 +235,15 @@ func (e *Engine) runHooks(ctx context.Context, id, name, event string, hooks []s
 		}
 	}
 	return nil
+}
+
+// preStop makes the app's preStop hooks run before the engine stops one of
+// its containers on its own (recreate, scale down), as on down and stop.
+func preStop(a spec.App) *stopWith {
+	if a.Hooks == nil {
+		return nil
+	}
+	return &stopWith{PreStop: a.Hooks.PreStop}
 }
 
 // stopAndRemove stops a container gracefully (timeout nil: its own grace

@@ -102,7 +102,7 @@ func (e *Engine) removeNetworks(ctx context.Context, project string) error {
 		g.Go(func() error {
 			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removing"})
 			if err := e.b.RemoveNetwork(gctx, n.ID); err != nil {
-				return fmt.Errorf("remove network %s: %w", n.Name, err)
+				return fmt.Errorf("network %s: %w", n.Name, err) // the backend says "remove network ID"
 			}
 			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removed", Done: true})
 			return nil
@@ -121,7 +121,7 @@ func (e *Engine) removeVolumes(ctx context.Context, project string) error {
 		g.Go(func() error {
 			e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Removing"})
 			if err := e.b.RemoveVolume(gctx, v.Name, false); err != nil {
-				return fmt.Errorf("remove volume %s: %w", v.Name, err)
+				return err // the backend names the volume
 			}
 			e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Removed", Done: true})
 			return nil

@@ -2,12 +2,11 @@ package engine
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/hostpolicy"
+	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -46,7 +45,10 @@ func WithEnviron(env []string) Option { return func(c *config) { c.environ = env
 // environ, with no project directory).
 func WithPolicy(p hostpolicy.Policy) Option { return func(c *config) { c.policy = &p } }
 
-// WithLockDir sets where per-project lock files live.
+// WithLockDir sets where per-project lock files live (default: one fixed
+// place per user, /run/cornus/locks for root, else
+// $XDG_RUNTIME_DIR/cornus/locks, else /tmp/cornus-UID/locks; never
+// $TMPDIR, which would let two runs miss each other's locks).
 func WithLockDir(dir string) Option { return func(c *config) { c.lockDir = dir } }
 
 // New returns an Engine for b.
@@ -59,7 +61,7 @@ func New(b backends.Backend, opts ...Option) *Engine {
 		c.progress = progress.Discard
 	}
 	if c.lockDir == "" {
-		c.lockDir = filepath.Join(os.TempDir(), "cornus-locks")
+		c.lockDir = defaultLockDir(c.environ, os.Geteuid())
 	}
 	policy := hostpolicy.FromEnv(c.environ, "")
 	if c.policy != nil {

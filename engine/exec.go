@@ -19,6 +19,9 @@ type ExecOptions struct {
 // Exec runs a process in a running service container and returns its exit
 // code.
 func (e *Engine) Exec(ctx context.Context, project string, o ExecOptions) (int, error) {
+	if err := e.policy.CheckExec("services."+o.Service+".exec", o.Privileged); err != nil {
+		return -1, err
+	}
 	c, err := e.service(ctx, project, o.Service, o.Index)
 	if err != nil {
 		return -1, err

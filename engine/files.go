@@ -2,10 +2,10 @@ package engine
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -22,7 +22,7 @@ func (e *Engine) files(a spec.App) ([]backends.File, error) {
 			var content []byte
 			switch {
 			case fm.File != "":
-				b, err := os.ReadFile(fm.File)
+				b, err := boundedfile.Read(fm.File, boundedfile.SecretFile)
 				if err != nil {
 					return nil, fmt.Errorf("%s (%s): %w", at, fm.Name, err)
 				}

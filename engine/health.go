@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -18,9 +20,12 @@ const (
 )
 
 // healthMonitor runs one container's healthcheck through Exec, for backends
-// whose runtime has no native healthchecks. It lives as long as the engine
-// operation that started it.
+// whose runtime has no native healthchecks. It outlives the operation that
+// started the container (a dependent waits on it after that operation's
+// context is done) and stops when the container stops or goes away, when
+// it is restarted, or with the engine's process.
 type healthMonitor struct {
+	stop   context.CancelFunc
 	mu     sync.Mutex
 	status string
 	log    []backends.HealthResult
@@ -38,11 +43,15 @@ func (e *Engine) startHealth(ctx context.Context, id string, h *spec.Healthcheck
 	if e.caps.NativeHealthcheck || h == nil || h.Disable || len(h.Test) == 0 || h.Test[0] == "NONE" {
 		return
 	}
-	m := &healthMonitor{status: backends.HealthStarting}
+	mctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	m := &healthMonitor{status: backends.HealthStarting, stop: stop}
 	e.mu.Lock()
+	if old := e.health[id]; old != nil {
+		old.stop() // the container was restarted: probe afresh
+	}
 	e.health[id] = m
 	e.mu.Unlock()
-	go e.runHealth(ctx, id, h, m)
+	go e.runHealth(mctx, id, h, m)
 }
 
 func (e *Engine) runHealth(ctx context.Context, id string, h *spec.Healthcheck, m *healthMonitor) {
@@ -76,6 +85,9 @@ func (e *Engine) runHealth(ctx context.Context, id string, h *spec.Healthcheck, 
 		cancel()
 		if ctx.Err() != nil {
 			return
+		}
+		if errdefs.IsNotFound(err) || errdefs.IsConflict(err) {
+			return // removed, or not running: a start probes anew
 		}
 		if err != nil {
 			code = -1

@@ -37,7 +37,7 @@ func (e *Engine) ensureImages(ctx context.Context, apps []spec.App) error {
 					return nil
 				}
 				if !errdefs.IsNotFound(err) {
-					return fmt.Errorf("inspect image %s: %w", ref, err)
+					return err // the backend names the image
 				}
 				if pol == "never" {
 					return fmt.Errorf("image %s is not present and pull_policy is never: load it with `cornus image load -i FILE.tar`: %w", ref, errdefs.ErrNotFound)

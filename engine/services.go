@@ -243,7 +243,7 @@ func (e *Engine) Images(ctx context.Context, project string, services []string) 
 	for _, c := range cs {
 		img, err := e.b.InspectImage(ctx, c.Image)
 		if err != nil {
-			return nil, fmt.Errorf("inspect image of %s: %w", c.Name, err)
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		out = append(out, ImageUse{Container: c.Name, Image: img, Ref: c.Image})
 	}

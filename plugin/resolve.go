@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/internal/boundedfile"
 )
 
 // Environment variables the docker CLI and the dockerhost backend share.
@@ -250,7 +252,7 @@ func dockerConfigDir(flag string, env []string) (string, error) {
 // file means none.
 func currentContext(dir string) (string, error) {
 	path := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.Read(path, boundedfile.DockerConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -293,7 +295,7 @@ func contextDigest(name string) string {
 func readContext(dir, name string) (dockerEndpoint, error) {
 	digest := contextDigest(name)
 	path := filepath.Join(dir, "contexts", "meta", digest, "meta.json")
-	b, err := os.ReadFile(path)
+	b, err := boundedfile.Read(path, boundedfile.DockerConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return dockerEndpoint{}, fmt.Errorf("docker context %q does not exist (no %s): list contexts with `docker context ls`: %w", name, path, errdefs.ErrNotFound)
 	}

@@ -11,9 +11,9 @@ import (
 
 // Event is one state change of a resource.
 type Event struct {
-	Kind   string // Container, Network, Volume, Image
+	Kind   string // Container, Network, Volume, Image, Project (waiting for its lock)
 	ID     string // resource name
-	Status string // Creating, Created, Starting, Started, Waiting, Healthy, Stopping, Stopped, Removing, Removed, Pulling, Pulled, Running, Recreate, Error
+	Status string // Creating, Created, Starting, Started, Waiting, Healthy, Stopping, Stopped, Removing, Removed, Pulling, Pulled, Running, Recreate, Locked, Error
 	Text   string // detail (e.g. an error or pull progress)
 	Done   bool   // the resource reached a final state for this operation
 	Err    bool

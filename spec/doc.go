@@ -7,5 +7,7 @@
 // `services`), [Project.Validate] reports every problem at once with its field
 // path, and the types themselves marshal back to YAML/JSON deterministically.
 //
-// spec imports nothing else from cornus; everything else imports spec.
+// spec imports nothing else from cornus but internal/boundedfile (a
+// standard-library-only leaf that bounds what LoadFile reads); everything
+// else imports spec.
 package spec

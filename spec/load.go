@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cornus-dev/cornus/internal/boundedfile"
 )
 
 // appDocument is the single-app form of deploy.yaml: one app at the top
@@ -23,7 +25,7 @@ type appDocument struct {
 // LoadFile reads and validates a deploy.yaml (YAML or JSON). Relative bind
 // sources and secret/config files resolve against the file's directory.
 func LoadFile(path string) (Project, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedfile.Read(path, boundedfile.SpecFile)
 	if err != nil {
 		return Project{}, fmt.Errorf("read deploy spec: %w", err)
 	}

@@ -66,7 +66,13 @@ type App struct {
 	ShmSize         Bytes             `yaml:"shmSize,omitempty" json:"shmSize,omitempty"`
 	PidMode         string            `yaml:"pidMode,omitempty" json:"pidMode,omitempty"`
 	IpcMode         string            `yaml:"ipcMode,omitempty" json:"ipcMode,omitempty"`
-	Logging         *Logging          `yaml:"logging,omitempty" json:"logging,omitempty"`
+	// UTSMode, UsernsMode and CgroupnsMode share the host's namespace when
+	// "host" (cgroupnsMode also takes "private").
+	UTSMode           string   `yaml:"utsMode,omitempty" json:"utsMode,omitempty"`
+	UsernsMode        string   `yaml:"usernsMode,omitempty" json:"usernsMode,omitempty"`
+	CgroupnsMode      string   `yaml:"cgroupnsMode,omitempty" json:"cgroupnsMode,omitempty"`
+	DeviceCgroupRules []string `yaml:"deviceCgroupRules,omitempty" json:"deviceCgroupRules,omitempty"`
+	Logging           *Logging `yaml:"logging,omitempty" json:"logging,omitempty"`
 
 	Egress       *Egress       `yaml:"egress,omitempty" json:"egress,omitempty"`
 	Devcontainer *Devcontainer `yaml:"devcontainer,omitempty" json:"devcontainer,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -120,6 +121,7 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 		}
 	}
 	validateHooks(at+".hooks", a.Hooks, ps)
+	validateExecLimits(at, a, ps)
 	validateResources(at+".resources", a.Resources, ps)
 	if a.StopSignal != "" {
 		if _, ok := ParseSignal(a.StopSignal); !ok {
@@ -144,6 +146,14 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 	}
 	validateNamespaceMode(at+".pidMode", a.PidMode, p, ps, "host")
 	validateNamespaceMode(at+".ipcMode", a.IpcMode, p, ps, "host", "private", "shareable", "none")
+	validateHostOnly(at+".utsMode", a.UTSMode, ps, "host")
+	validateHostOnly(at+".usernsMode", a.UsernsMode, ps, "host")
+	validateHostOnly(at+".cgroupnsMode", a.CgroupnsMode, ps, "host", "private")
+	for i, r := range a.DeviceCgroupRules {
+		if !validDeviceRule(r) {
+			ps.add(fmt.Sprintf("%s.deviceCgroupRules[%d]", at, i), "%q is not a device cgroup rule such as 'c 1:3 mr' (type a|b|c, MAJOR:MINOR with * for any, access r, w, m)", r)
+		}
+	}
 	validateFileMounts(at+".secrets", a.Secrets, ps)
 	validateFileMounts(at+".configs", a.Configs, ps)
 	a.Egress.validate(at+".egress", ps)
@@ -351,6 +361,19 @@ func validateNamespaceMode(at, mode string, p Project, ps *Problems, allowed ...
 	}
 	ps.add(at, "%q is not one of %s, service:NAME, container:NAME", mode, strings.Join(allowed, ", "))
 }
+
+// validateHostOnly checks a namespace mode that only takes fixed values
+// (no sharing with another container).
+func validateHostOnly(at, mode string, ps *Problems, allowed ...string) {
+	if mode != "" && !slices.Contains(allowed, mode) {
+		ps.add(at, "%q is not one of %s", mode, strings.Join(allowed, ", "))
+	}
+}
+
+// deviceRule is the device cgroup rule syntax: type, MAJOR:MINOR, access.
+var deviceRule = regexp.MustCompile(`^[abc] (\*|[0-9]+):(\*|[0-9]+) [rwm]{1,3}$`)
+
+func validDeviceRule(r string) bool { return deviceRule.MatchString(r) }
 
 func validateFileMounts(at string, fs []FileMount, ps *Problems) {
 	for i, f := range fs {

@@ -11,6 +11,8 @@ var composeNames = map[string]string{
 	"env":          "environment",
 	"pidMode":      "pid",
 	"ipcMode":      "ipc",
+	"utsMode":      "uts",
+	"cgroupnsMode": "cgroup",
 	"dnsOptions":   "dns_opt",
 	"replicas":     "deploy.replicas",
 	"resources":    "deploy.resources",
@@ -40,6 +42,9 @@ var (
 // List indices that do not survive translation (mounts and volumes share
 // Compose's volumes list) are dropped.
 func ComposePath(path string) string {
+	// Compose's post_start and pre_stop lists are the spec's hooks.
+	path = strings.Replace(path, ".hooks.postStart", ".post_start", 1)
+	path = strings.Replace(path, ".hooks.preStop", ".pre_stop", 1)
 	parts := strings.Split(path, ".")
 	for i, part := range parts {
 		if i < 2 && parts[0] == "services" {

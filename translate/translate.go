@@ -92,6 +92,9 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 		Init:          s.Init,
 		PidMode:       s.Pid,
 		IpcMode:       s.Ipc,
+		UTSMode:       s.Uts,
+		UsernsMode:    s.UserNSMode,
+		CgroupnsMode:  s.Cgroup,
 		NetworkMode:   s.NetworkMode,
 		DNS:           s.DNS,
 		DNSSearch:     s.DNSSearch,
@@ -138,6 +141,7 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 	a.DependsOn = dependsOn(s.DependsOn)
 	a.Resources = t.resources(s)
 	a.Devices = devices(s.Devices)
+	a.DeviceCgroupRules = s.DeviceCgroupRules
 	a.Ulimits = ulimits(s.Ulimits)
 	a.Logging = logging(s)
 	a.Hooks = t.hooks(s)

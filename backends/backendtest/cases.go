@@ -3,6 +3,7 @@ package backendtest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -120,14 +121,14 @@ var cases = []testCase{
 		name:   "published tcp port answers on 127.0.0.1",
 		fields: []string{"ports"},
 		sample: func(x *env) spec.App {
-			return spec.App{Name: "web", Ports: []spec.Port{{Container: 8080, Host: 18080}}}
+			return spec.App{Name: "web", Ports: []spec.Port{{Container: 8080, HostIP: "127.0.0.1"}}}
 		},
 		run: func(x *env) {
 			port := testnet.FreePort(x.t)
 			web := spec.App{Name: "web",
-				Command: spec.Command{"sh", "-c", "mkdir -p /www && echo contract-ok > /www/index.html && exec httpd -f -p 8080 -h /www"},
+				Command: spec.Command{"sh", "-c", "udpsink 9000 /tmp/udp & mkdir -p /www && echo contract-ok > /www/index.html && exec httpd -f -p 8080 -h /www"},
 				Init:    ptr(true),
-				Ports:   []spec.Port{{HostIP: "127.0.0.1", Host: port, Container: 8080}, {Container: 9000, Protocol: "udp"}},
+				Ports:   []spec.Port{{HostIP: "127.0.0.1", Host: port, Container: 8080}, {HostIP: "127.0.0.1", Container: 9000, Protocol: "udp"}},
 			}
 			x.up(x.proj(web))
 			x.eventually("http on the published port", func() string {
@@ -140,14 +141,28 @@ var cases = []testCase{
 				}
 				return ""
 			})
-			var tcp, udp bool
+			var tcp bool
+			udpPort := 0
 			for _, p := range x.one("web").Ports {
 				tcp = tcp || (p.ContainerPort == 8080 && p.HostPort == port && p.Protocol == "tcp")
-				udp = udp || (p.ContainerPort == 9000 && p.HostPort != 0 && p.Protocol == "udp")
+				if p.ContainerPort == 9000 && p.Protocol == "udp" {
+					udpPort = p.HostPort
+				}
 			}
-			if !tcp || !udp {
+			if !tcp || udpPort == 0 {
 				x.t.Fatalf("ports reported: %+v", x.one("web").Ports)
 			}
+			// A datagram sent to the published UDP port reaches the app.
+			x.eventually("a datagram through the published udp port", func() string {
+				if err := testnet.SendUDP(fmt.Sprintf("127.0.0.1:%d", udpPort), "contract-datagram\n"); err != nil {
+					return err.Error()
+				}
+				time.Sleep(100 * time.Millisecond)
+				if out, _ := x.sh("web", "cat /tmp/udp"); !strings.Contains(out, "contract-datagram") {
+					return "not received: " + out
+				}
+				return ""
+			})
 		},
 	},
 	{
@@ -247,18 +262,22 @@ var cases = []testCase{
 			return spec.App{Name: "db", Healthcheck: &spec.Healthcheck{Test: []string{"CMD", "true"}}}
 		},
 		run: func(x *env) {
+			// /proc/uptime is one clock for every container on the host:
+			// the first passing probe records when db became healthy, the
+			// app records when it started.
 			db := sleeper("db")
 			db.Command = spec.Command{"sh", "-c", "trap 'exit 0' TERM; sleep 1; touch /tmp/ready; while true; do sleep 0.2; done"}
-			db.Healthcheck = &spec.Healthcheck{Test: []string{"CMD-SHELL", "test -f /tmp/ready"}, Interval: spec.DurationOf(200 * time.Millisecond), Retries: ptr(50)}
-			app := sleeper("app")
+			db.Healthcheck = &spec.Healthcheck{Test: []string{"CMD-SHELL", "test -f /tmp/ready && { test -f /tmp/healthy-at || " + uptime + " > /tmp/healthy-at; }"},
+				Interval: spec.DurationOf(200 * time.Millisecond), Retries: ptr(50)}
+			app := stamped("app")
 			app.DependsOn = map[string]spec.Dependency{"db": {Condition: spec.ConditionHealthy}}
 			x.up(x.proj(db, app), engine.UpOptions{Wait: true})
 			if !x.one("app").Running() {
 				x.t.Fatal("dependent not running")
 			}
-			// The dependency was healthy (the file existed) before app started.
-			if _, code := x.sh("db", "test -f /tmp/ready"); code != 0 {
-				x.t.Fatal("db not ready")
+			healthy, started := x.clock("db", "/tmp/healthy-at"), x.clock("app", "/tmp/started-at")
+			if started < healthy {
+				x.t.Fatalf("app started at %.2f, before db became healthy at %.2f", started, healthy)
 			}
 		},
 	},
@@ -284,15 +303,26 @@ var cases = []testCase{
 	},
 	{
 		name:   "service_completed_successfully: exit 0 lets dependents start, exit 1 fails with logs",
-		fields: []string{"dependsOn"},
+		fields: []string{"dependsOn", "volumes"},
 		run: func(x *env) {
-			job := spec.App{Name: "migrate", Command: spec.Command{"sh", "-c", "echo migrating; exit 0"}}
+			// The job's last act is a file on a shared volume; the app copies
+			// it when it starts: present only if the job finished first.
+			job := spec.App{Name: "migrate", Command: spec.Command{"sh", "-c", "echo migrating; sleep 1; echo done > /shared/done; exit 0"},
+				Volumes: []spec.VolumeMount{{Source: "shared", Target: "/shared"}}}
 			app := sleeper("app")
+			app.Command = spec.Command{"sh", "-c", "cat /shared/done > /tmp/saw 2>&1; trap 'exit 0' TERM; while true; do sleep 0.2; done"}
+			app.Volumes = job.Volumes
 			app.DependsOn = map[string]spec.Dependency{"migrate": {Condition: spec.ConditionCompleted}}
-			x.up(x.proj(job, app))
+			p := x.proj(job, app)
+			p.Volumes = map[string]spec.Volume{"shared": {Name: x.project + "_shared"}}
+			x.up(p)
 			if !x.one("app").Running() {
 				x.t.Fatal("app not started after the job completed")
 			}
+			if saw := x.mustSh("app", "cat /tmp/saw"); saw != "done" {
+				x.t.Fatalf("app started before the job completed: it saw %q", saw)
+			}
+			job.Volumes, app.Volumes = nil, nil
 			bad := spec.App{Name: "migrate", Command: spec.Command{"sh", "-c", "echo schema broken >&2; exit 3"}}
 			_, err := x.e.Up(x.ctx, x.proj(bad, app), engine.UpOptions{})
 			if err == nil || !strings.Contains(err.Error(), "migrate") || !strings.Contains(err.Error(), "exited with code 3") || !strings.Contains(err.Error(), "schema broken") {
@@ -307,17 +337,27 @@ var cases = []testCase{
 		run: func(x *env) {
 			graceful := spec.App{Name: "graceful", StopSignal: "SIGUSR1",
 				Command: spec.Command{"sh", "-c", "trap 'exit 42' USR1; while true; do sleep 0.1; done"}}
-			stubborn := spec.App{Name: "stubborn", StopGracePeriod: spec.DurationOf(500 * time.Millisecond),
+			stubborn := spec.App{Name: "stubborn", StopGracePeriod: spec.DurationOf(2 * time.Second),
 				Command: spec.Command{"sh", "-c", "trap '' TERM; while true; do sleep 0.1; done"}}
 			x.up(x.proj(graceful, stubborn))
-			if err := x.e.Stop(x.ctx, x.project, engine.LifecycleOptions{}); err != nil {
+			if err := x.b.Stop(x.ctx, x.one("graceful").ID, backends.StopOptions{}); err != nil {
 				x.t.Fatal(err)
 			}
 			if c := x.one("graceful"); c.ExitCode != 42 {
 				x.t.Fatalf("graceful exit code %d (%s): the stop signal was not delivered", c.ExitCode, c.Status)
 			}
+			// The stubborn app ignores SIGTERM: it is killed at its own
+			// grace (2 s), not at a runtime default (Docker's is 10 s).
+			begin := time.Now()
+			if err := x.b.Stop(x.ctx, x.one("stubborn").ID, backends.StopOptions{}); err != nil {
+				x.t.Fatal(err)
+			}
+			took := time.Since(begin)
 			if c := x.one("stubborn"); c.ExitCode != 137 {
 				x.t.Fatalf("stubborn exit code %d (%s): want 137 (killed after the grace period)", c.ExitCode, c.Status)
+			}
+			if took < 2*time.Second || took > 7*time.Second {
+				x.t.Fatalf("stop of a SIGTERM-ignoring app took %v: want its 2 s grace, not a runtime default", took)
 			}
 		},
 	},
@@ -326,18 +366,23 @@ var cases = []testCase{
 		fields: []string{"restart"},
 		sample: func(x *env) spec.App { return spec.App{Name: "app", Restart: "on-failure"} },
 		run: func(x *env) {
-			a := spec.App{Name: "app", Restart: "on-failure:3", Command: spec.Command{"sh", "-c", "exit 1"}}
+			// on-failure:3 restarts exactly three times, then gives up.
+			a := spec.App{Name: "app", Restart: "on-failure:3", Command: spec.Command{"sh", "-c", "echo run >> /tmp/runs; exit 1"}}
 			x.up(x.proj(a))
-			x.eventually("restarts", func() string {
+			x.eventually("three restarts, then stopped", func() string {
 				d, err := x.b.Inspect(x.ctx, x.one("app").ID)
 				if err != nil {
 					return err.Error()
 				}
-				if d.RestartCount < 1 {
-					return "restart count 0"
+				if d.RestartCount != 3 || d.State != backends.StateExited || d.ExitCode != 1 {
+					return fmt.Sprintf("restart count %d, state %s, exit %d", d.RestartCount, d.State, d.ExitCode)
 				}
 				return ""
 			})
+			time.Sleep(time.Second) // a fourth restart would show up here
+			if d, err := x.b.Inspect(x.ctx, x.one("app").ID); err != nil || d.RestartCount != 3 || d.Running() {
+				x.t.Fatalf("after giving up: restart count %d, running %v, err %v", d.RestartCount, d.Running(), err)
+			}
 		},
 	},
 	{
@@ -362,15 +407,17 @@ var cases = []testCase{
 		run: func(x *env) {
 			none := sleeper("none")
 			none.CapDrop = []string{"ALL"}
-			admin := sleeper("admin")
-			admin.CapAdd = []string{"NET_ADMIN"}
-			x.up(x.proj(none, admin))
+			// Adding back a capability of the default set takes nothing
+			// from the host; adding others is in the host-power table.
+			bind := sleeper("bind")
+			bind.CapDrop, bind.CapAdd = []string{"ALL"}, []string{"NET_BIND_SERVICE"}
+			x.up(x.proj(none, bind))
 			if out := x.mustSh("none", "grep CapEff /proc/self/status"); !strings.HasSuffix(out, "0000000000000000") {
 				x.t.Fatalf("cap_drop ALL: %s", out)
 			}
-			eff, err := strconv.ParseUint(strings.Fields(x.mustSh("admin", "grep CapEff /proc/self/status"))[1], 16, 64)
-			if err != nil || eff&(1<<12) == 0 {
-				x.t.Fatalf("cap_add NET_ADMIN: CapEff %x", eff)
+			eff, err := strconv.ParseUint(strings.Fields(x.mustSh("bind", "grep CapEff /proc/self/status"))[1], 16, 64)
+			if err != nil || eff != 1<<10 {
+				x.t.Fatalf("cap_drop ALL + cap_add NET_BIND_SERVICE: CapEff %x, want only bit 10", eff)
 			}
 		},
 	},
@@ -594,17 +641,15 @@ var cases = []testCase{
 		},
 	},
 	{
-		name:   "devices and security options",
-		fields: []string{"devices", "securityOpt"},
+		name:   "security options that keep confinement",
+		fields: []string{"securityOpt"},
 		sample: func(x *env) spec.App {
-			return spec.App{Name: "app", Devices: []spec.Device{{Source: "/dev/null", Target: "/dev/xnull"}}}
+			return spec.App{Name: "app", SecurityOpt: []string{"no-new-privileges:true"}}
 		},
 		run: func(x *env) {
 			a := sleeper("app")
-			a.Devices = []spec.Device{{Source: "/dev/null", Target: "/dev/xnull", Permissions: "rwm"}}
 			a.SecurityOpt = []string{"no-new-privileges:true"}
 			x.up(x.proj(a))
-			x.mustSh("app", "test -c /dev/xnull && echo ok > /dev/xnull")
 			if out := x.mustSh("app", "grep NoNewPrivs /proc/self/status"); !strings.HasSuffix(out, "1") {
 				x.t.Fatalf("no-new-privileges: %s", out)
 			}
@@ -616,26 +661,54 @@ var cases = []testCase{
 		sample: func(x *env) spec.App { return spec.App{Name: "app", TTY: true} },
 		run: func(x *env) {
 			a := spec.App{Name: "app", TTY: true, StdinOpen: true, Command: spec.Command{"sh", "-c", "test -t 1 && echo tty > /tmp/t; while true; do sleep 0.2; done"}}
-			x.up(x.proj(a))
+			// Without stdinOpen the app's stdin is empty and cat ends at
+			// once; with it, stdin stays open and cat waits for input.
+			reader := "cat > /tmp/in; echo eof > /tmp/eof; trap 'exit 0' TERM; while true; do sleep 0.2; done"
+			open := spec.App{Name: "open", StdinOpen: true, Command: spec.Command{"sh", "-c", reader}}
+			closed := spec.App{Name: "closed", Command: spec.Command{"sh", "-c", reader}}
+			x.up(x.proj(a, open, closed))
 			x.eventually("main process on a tty", func() string {
 				if out, _ := x.sh("app", "cat /tmp/t"); out != "tty" {
 					return "no tty: " + out
 				}
 				return ""
 			})
+			x.eventually("stdin of an app without stdinOpen ends", func() string {
+				if out, _ := x.sh("closed", "cat /tmp/eof"); out != "eof" {
+					return "no eof yet"
+				}
+				return ""
+			})
+			if out, code := x.sh("open", "cat /tmp/eof"); code == 0 {
+				x.t.Fatalf("stdinOpen: the app's stdin ended (%s)", out)
+			}
+			if at, ok := x.b.(backends.Attacher); ok {
+				err := at.Attach(x.ctx, x.one("open").ID, backends.AttachOptions{Stdin: strings.NewReader("typed-in\n"), Stdout: io.Discard, Stream: true})
+				if err != nil {
+					x.t.Fatalf("attach stdin: %v", err)
+				}
+				x.eventually("attached stdin reaches the app", func() string {
+					if out, _ := x.sh("open", "cat /tmp/in"); out != "typed-in" {
+						return "app read " + out
+					}
+					return ""
+				})
+			}
 		},
 	},
 	{
-		name:   "postCreate and postStart hooks run in the container",
+		name:   "postCreate, postStart and postAttach hooks run in order",
 		fields: []string{"hooks"},
 		run: func(x *env) {
 			a := sleeper("app")
 			a.Hooks = &spec.Hooks{
 				PostCreate: []spec.Hook{{Command: []string{"sh", "-c", "echo created >> /tmp/events"}}},
 				PostStart:  []spec.Hook{{Command: []string{"sh", "-c", "echo started:$PHASE >> /tmp/events"}, Env: map[string]string{"PHASE": "one"}}},
+				PostAttach: []spec.Hook{{Command: []string{"sh", "-c", "echo attached >> /tmp/events"}}},
 			}
 			x.up(x.proj(a))
-			if out := x.mustSh("app", "cat /tmp/events"); out != "started:one\ncreated" {
+			// The devcontainer order: postCreate, postStart, postAttach.
+			if out := x.mustSh("app", "cat /tmp/events"); out != "created\nstarted:one\nattached" {
 				x.t.Fatalf("hook events = %q", out)
 			}
 			a.Hooks.PostStart[0].Command = []string{"false"}
@@ -645,16 +718,26 @@ var cases = []testCase{
 			}
 		},
 	},
-	{
-		name:   "egress policy",
-		fields: []string{"egress"},
-		sample: func(x *env) spec.App {
-			return spec.App{Name: "app", Egress: &spec.Egress{Mode: spec.EgressEnv, Default: spec.RouteCluster}}
-		},
-		run: func(x *env) {
-			x.t.Skip("egress is exercised by the caretaker suite")
-		},
-	},
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// uptime prints the host-wide clock every container shares.
+const uptime = "cut -d' ' -f1 /proc/uptime"
+
+// stamped is a sleeper that records when it started in /tmp/started-at.
+func stamped(name string) spec.App {
+	a := sleeper(name)
+	a.Command = spec.Command{"sh", "-c", uptime + " > /tmp/started-at; trap 'exit 0' TERM; while true; do sleep 0.2; done"}
+	return a
+}
+
+// clock reads a /proc/uptime stamp a container wrote.
+func (x *env) clock(app, file string) float64 {
+	x.t.Helper()
+	v, err := strconv.ParseFloat(x.mustSh(app, "cat "+file), 64)
+	if err != nil {
+		x.t.Fatalf("%s in %s: %v", file, app, err)
+	}
+	return v
+}

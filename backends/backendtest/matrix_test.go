@@ -14,8 +14,7 @@ var untested = map[string]string{
 	"pullPolicy":   "engine-level; covered by the images case (never) and engine tests",
 	"platform":     "single-architecture test machines",
 	"expose":       "metadata only: no behaviour to observe",
-	"pidMode":      "host PID namespace: observable only with privileges the suite avoids",
-	"ipcMode":      "host IPC namespace: same",
+	"egress":       "client-side egress arrives with the caretaker (issue 13); until then it is a declared gap, not coverage",
 	"logging":      "log driver choice: runtime specific, no portable observation",
 	"devcontainer": "metadata for tools, never sent to a runtime",
 }
@@ -29,6 +28,9 @@ func TestCoverageMatrix(t *testing.T) {
 		for _, f := range c.fields {
 			covered[strings.SplitN(f, ".", 2)[0]] = true
 		}
+	}
+	for _, c := range HostPowerCases {
+		covered[strings.SplitN(strings.SplitN(c.Field, ".", 2)[0], "[", 2)[0]] = true
 	}
 	typ := reflect.TypeFor[spec.App]()
 	for i := range typ.NumField() {

@@ -12,37 +12,64 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/hostpolicy"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/testimage"
 	"github.com/cornus-dev/cornus/spec"
 )
 
 // Image is the reference the suite loads into every backend.
-const Image = "cornus-test/busybox:1"
+const Image = "cornus-test/busybox:2"
 
 // Open connects to the backend under test; the suite closes it.
 type Open func(t *testing.T) backends.Backend
 
-// Run runs every contract case against the backend open returns.
+// Run runs every contract case against the backend open returns: the
+// floor check, each case (a declared gap still deploys, asserting the
+// warning and a running container), the host-power table and, for
+// backends with native healthchecks, the engine-run healthcheck path.
 func Run(t *testing.T, open Open) {
 	b := open(t)
 	t.Cleanup(func() { _ = b.Close() })
+	t.Run("floor", func(t *testing.T) { checkFloor(t, b.Name(), b.Capabilities()) })
 	loadImage(t, b)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			x := newEnv(t, b)
 			if gap := x.gapOf(c.fields); gap != "" {
-				x.assertGapWarning(c, gap)
+				x.runGapCase(c, gap)
 				return
 			}
 			c.run(x)
+		})
+	}
+	t.Run("host power", func(t *testing.T) {
+		for _, c := range HostPowerCases {
+			t.Run(c.Name, func(t *testing.T) {
+				t.Parallel()
+				runHostPower(newEnv(t, b), c)
+			})
+		}
+	})
+	if b.Capabilities().NativeHealthcheck {
+		t.Run("engine-run healthchecks", func(t *testing.T) {
+			eb := engineHealth{Backend: b}
+			for _, c := range cases {
+				if !slices.Contains(c.fields, "healthcheck") {
+					continue
+				}
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.run(newEnv(t, eb))
+				})
+			}
 		})
 	}
 }
@@ -55,7 +82,7 @@ func loadImage(t *testing.T, b backends.Backend) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: Image}); err != nil {
+	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: Image, UDPSink: true}); err != nil {
 		t.Fatalf("build test image: %v", err)
 	}
 	refs, err := b.LoadImage(ctx, &buf)
@@ -208,24 +235,32 @@ func (x *env) gapOf(fields []string) string {
 	return ""
 }
 
-// assertGapWarning checks a case's spec yields exactly the warning for the
-// declared gap (and still deploys with that field ignored).
-func (x *env) assertGapWarning(c testCase, gap string) {
+// runGapCase deploys a case's sample with the gap field set and asserts
+// exactly the declared warning, a running container, and the rest of the
+// spec served (an environment variable and exec): a declared gap is a
+// reviewed decision, not a skipped case.
+func (x *env) runGapCase(c testCase, gap string) {
 	if c.sample == nil {
-		x.t.Fatalf("case %s has no sample app to check the %q gap warning", c.name, gap)
+		x.t.Fatalf("case %s has no sample app to deploy with the %q gap", c.name, gap)
 	}
 	a := c.sample(x)
-	ws := backends.Unhonored(x.b.Name(), x.b.Capabilities(), a)
-	found := false
-	for _, w := range ws {
-		if w.Field == gap || strings.HasPrefix(gap, w.Field+".") {
-			found = true
-		}
+	if a.Command == nil {
+		a.Command = sleeper(a.Name).Command
 	}
-	if !found {
-		x.t.Fatalf("declared gap %q produced no warning (got %v)", gap, ws)
+	a.Env = map[string]string{"CONTRACT_REST": "served"}
+	p := x.proj(a)
+	ws := x.e.Warnings(p)
+	if len(ws) != 1 || ws[0].Service != a.Name || (ws[0].Field != gap && !strings.HasPrefix(gap, ws[0].Field+".") && !strings.HasPrefix(ws[0].Field, gap+".")) {
+		x.t.Fatalf("declared gap %q: want exactly its warning, got %v", gap, ws)
 	}
-	x.t.Logf("gap %s: warned as declared", gap)
+	x.up(p)
+	if c := x.one(a.Name); !c.Running() {
+		x.t.Fatalf("with the %q gap the container is %s, want running", gap, c.State)
+	}
+	if out := x.mustSh(a.Name, "echo $CONTRACT_REST"); out != "served" {
+		x.t.Fatalf("with the %q gap the rest of the spec is not served: env %q", gap, out)
+	}
+	x.t.Logf("gap %s: warned as declared (%s), container runs", gap, ws[0].Message)
 }
 
 func contains(list []string, s string) bool {

@@ -76,7 +76,7 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	if host == "" {
 		host = HostFromEnv(c.environ)
 	}
-	cli, err := client.New(client.WithHost(host), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost(host), client.WithAPIVersionNegotiation(), client.WithHTTPResponseHook(noteEventsAnswer))
 	if err != nil {
 		return nil, fmt.Errorf("docker client for %s: %w: %w", host, errdefs.ErrInvalidArgument, err)
 	}

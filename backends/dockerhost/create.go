@@ -74,7 +74,7 @@ func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.Conta
 	}
 	d, err := b.Inspect(ctx, id)
 	if err != nil {
-		return backends.Container{}, err
+		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
 	return d.Container, nil
 }

@@ -76,6 +76,16 @@ func buildCreate(cs backends.ContainerSpec, api string) (createRequest, error) {
 		ExtraHosts:     extraHosts(a.ExtraHosts),
 		PidMode:        container.PidMode(a.PidMode),
 		IpcMode:        container.IpcMode(a.IpcMode),
+		UTSMode:        container.UTSMode(a.UTSMode),
+		UsernsMode:     container.UsernsMode(a.UsernsMode),
+		CgroupnsMode:   container.CgroupnsMode(a.CgroupnsMode),
+	}
+	hc.DeviceCgroupRules = slices.Clone(a.DeviceCgroupRules)
+	// systempaths=unconfined is a docker CLI option: the Engine API says it
+	// with empty masked and read-only path lists.
+	if i := slices.Index(hc.SecurityOpt, "systempaths=unconfined"); i >= 0 {
+		hc.SecurityOpt = slices.Delete(hc.SecurityOpt, i, i+1)
+		hc.MaskedPaths, hc.ReadonlyPaths = []string{}, []string{}
 	}
 	req := createRequest{Config: cfg, HostConfig: hc}
 
@@ -374,8 +384,12 @@ func mapMounts(cs backends.ContainerSpec, hc *container.HostConfig, subpath bool
 		if v.Source != "" {
 			mt.Source = runtimeVolume(cs, v.Source)
 		}
-		if v.Driver != "" && !declared {
-			opts.DriverConfig = &mount.Driver{Name: v.Driver, Options: maps.Clone(v.DriverOpts)}
+		if (v.Driver != "" || len(v.DriverOpts) > 0) && !declared {
+			driver := v.Driver
+			if driver == "" {
+				driver = "local" // options alone mean the default driver's
+			}
+			opts.DriverConfig = &mount.Driver{Name: driver, Options: maps.Clone(v.DriverOpts)}
 		}
 		if opts.NoCopy || opts.Subpath != "" || opts.DriverConfig != nil {
 			mt.VolumeOptions = opts

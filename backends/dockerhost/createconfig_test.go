@@ -53,6 +53,7 @@ func fullApp() spec.App {
 		Sysctls: map[string]string{"net.core.somaxconn": "1024"},
 		Ulimits: map[string]spec.Ulimit{"nofile": {Soft: 1000, Hard: 2000}, "core": {}},
 		ShmSize: 64 << 20, PidMode: "host", IpcMode: "shareable",
+		UTSMode: "host", UsernsMode: "host", CgroupnsMode: "private", DeviceCgroupRules: []string{"c 1:3 mr"},
 		Logging:      &spec.Logging{Driver: "json-file", Options: map[string]string{"max-size": "1m"}},
 		Egress:       &spec.Egress{},
 		Devcontainer: &spec.Devcontainer{WorkspaceFolder: "/ws"},

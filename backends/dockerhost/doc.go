@@ -39,6 +39,11 @@
 //     looks networks up by labels, and after creating one re-lists and
 //     keeps the oldest of concurrent twins (removing its own otherwise).
 //
+// Events confirms a subscription (EventOptions.Subscribed) once dockerd
+// answered GET /events — seen by a client response hook, since the moby
+// client returns before a failure is reported — and replays from the call's
+// time, because dockerd sends its headers just before it subscribes.
+//
 // Secrets and configs (ContainerSpec.Files) are copied into the created
 // container before it starts, as one in-memory tar with their owners and
 // modes; with readOnly: true Docker refuses the copy (the rootfs is
@@ -53,7 +58,10 @@
 // Unavailable, 500 Internal. Every error is wrapped with the operation and
 // object ("create container shop-web-1: ..."). A failed connection is
 // unclassed in the client and becomes Unavailable here; New's error says
-// how to start dockerd. Spec values Docker cannot take (bad restart
+// how to start dockerd. Start's "task ID: already exists" (a 500: dockerd
+// was killed between creating and starting the task, containerd kept it)
+// becomes backends.ErrStaleTask, a Conflict the engine answers by
+// replacing the container. Spec values Docker cannot take (bad restart
 // policy, IP, port, propagation, platform, or an unrewritten service:NAME
 // mode) are InvalidArgument naming the spec field.
 package dockerhost

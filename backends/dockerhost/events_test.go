@@ -60,6 +60,63 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// Locks down Events' subscription and network options: Subscribed is called
+// before any event, an event right after the call is not lost (nothing
+// waits for Subscribed here), and with Networks connects and disconnects
+// arrive with the container's ID while labels still filter container events.
+func TestEventsSubscribedNetworks(t *testing.T) {
+	b, ctx := setup(t)
+	project := unique(t, "proj")
+	cleanupNetwork(t, b, map[string]string{backends.LabelProject: project})
+	n, err := b.EnsureNetwork(ctx, backends.NetworkSpec{Project: project, Key: "extra"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	subscribed := make(chan struct{})
+	events, errc := b.Events(evCtx, backends.EventOptions{
+		Labels: map[string]string{backends.LabelProject: project}, Networks: true,
+		Subscribed: func() { close(subscribed) },
+	})
+	c := createApp(t, b, project, spec.App{Name: "net", Command: sh("sleep 60")})
+	createApp(t, b, unique(t, "other"), spec.App{Name: "other", Command: sh("exit 0")})
+	// dockerd reports connect only for a running container.
+	if err := b.Start(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Connect(ctx, n.Name, c.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Disconnect(ctx, n.Name, c.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	timeout := time.After(10 * time.Second)
+	const want = "create,connect,start,connect,disconnect" // the default network, then ours
+	for strings.Join(seen, ",") != want {
+		select {
+		case e := <-events:
+			select {
+			case <-subscribed:
+			default:
+				t.Fatalf("event %+v before Subscribed", e)
+			}
+			if e.ID != c.ID {
+				if e.Action != "connect" && e.Action != "disconnect" {
+					t.Fatalf("container event not filtered by labels: %+v", e)
+				}
+				continue // network events of containers elsewhere on the daemon
+			}
+			seen = append(seen, e.Action)
+		case err := <-errc:
+			t.Fatalf("events failed: %v", err)
+		case <-timeout:
+			t.Fatalf("saw %v, want %s", seen, want)
+		}
+	}
+}
+
 // Locks down command/entrypoint semantics: nil keeps the image's, an empty
 // entrypoint clears it, an empty command clears the image's command while
 // keeping its entrypoint.

@@ -52,13 +52,31 @@ func TestSummary(t *testing.T) {
 }
 
 // Locks down event mapping: labels without Docker's own attributes, exit
-// code on die.
+// code on die; with Networks, connect/disconnect name the container, other
+// network events are dropped and labels are filtered here.
 func TestEventMapping(t *testing.T) {
-	e := event(events.Message{Action: "die", TimeNano: 1_700_000_000_000_000_001, Actor: events.Actor{ID: "abc", Attributes: map[string]string{
+	die := events.Message{Type: events.ContainerEventType, Action: "die", TimeNano: 1_700_000_000_000_000_001, Actor: events.Actor{ID: "abc", Attributes: map[string]string{
 		"name": "shop-web-1", "image": "img", "exitCode": "3", backends.LabelProject: "shop",
-	}}})
-	if e.ExitCode == nil || *e.ExitCode != 3 || e.Name != "shop-web-1" || e.Image != "img" || len(e.Labels) != 1 || e.Time.UnixNano() != 1_700_000_000_000_000_001 {
-		t.Fatalf("event: %+v", e)
+	}}}
+	e, ok := event(die, backends.EventOptions{})
+	if !ok || e.ExitCode == nil || *e.ExitCode != 3 || e.Name != "shop-web-1" || e.Image != "img" || len(e.Labels) != 1 || e.Time.UnixNano() != 1_700_000_000_000_000_001 {
+		t.Fatalf("event: %v %+v", ok, e)
+	}
+	nets := backends.EventOptions{Networks: true, Labels: map[string]string{backends.LabelProject: "shop"}}
+	if _, ok := event(die, nets); !ok {
+		t.Fatal("matching container event dropped")
+	}
+	other := backends.EventOptions{Networks: true, Labels: map[string]string{backends.LabelProject: "other"}}
+	if _, ok := event(die, other); ok {
+		t.Fatal("container event of another project kept")
+	}
+	connect := events.Message{Type: events.NetworkEventType, Action: events.ActionConnect, Time: 1_700_000_000, Actor: events.Actor{ID: "net1", Attributes: map[string]string{"container": "abc", "name": "shop_default"}}}
+	if e, ok := event(connect, other); !ok || e.ID != "abc" || e.Action != "connect" || e.Time.Unix() != 1_700_000_000 {
+		t.Fatalf("connect: %v %+v", ok, e)
+	}
+	connect.Action = events.ActionCreate
+	if _, ok := event(connect, other); ok {
+		t.Fatal("network create kept")
 	}
 }
 

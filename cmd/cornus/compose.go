@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/compose"
+	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/load"
+	"github.com/cornus-dev/cornus/translate"
 )
 
 // composeFlags are docker compose's global flags.
@@ -34,6 +37,7 @@ func (f *composeFlags) options(s streams) (compose.Options, error) {
 		Environ:      s.Environ,
 		WorkingDir:   wd,
 		Devcontainer: f.devcontainer,
+		Stdin:        s.In,
 	}, nil
 }
 
@@ -85,4 +89,14 @@ func newComposeCmd(s streams) *cobra.Command {
 		newPortCmd(f, s),
 	)
 	return cmd
+}
+
+// composeFieldNames renames a host-policy refusal's spec field paths to the
+// Compose attributes the user wrote.
+func composeFieldNames(err error) error {
+	var d *hostpolicy.DeniedError
+	if errors.As(err, &d) {
+		return d.Renamed(translate.ComposePath)
+	}
+	return err
 }

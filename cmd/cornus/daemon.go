@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cornus-dev/cornus/backends/hostpolicy"
 	"github.com/cornus-dev/cornus/backends/registry"
 	"github.com/cornus-dev/cornus/dockerapi"
+	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/svc"
 )
 
@@ -32,7 +32,8 @@ func newDaemonDockerCmd(s streams) *cobra.Command {
 		Long: "Serve the Docker Engine API so stock docker, docker compose and the devcontainer CLI deploy through cornus:\n" +
 			"  export DOCKER_HOST=unix:///run/cornus/docker.sock\n" +
 			"The backend is CORNUS_DEPLOY_BACKEND (default dockerhost). Containers may bind host paths under\n" +
-			"CORNUS_ALLOW_BIND_SOURCES and run privileged only with CORNUS_ALLOW_PRIVILEGED=1.",
+			"CORNUS_ALLOW_BIND_SOURCES and run privileged only with CORNUS_ALLOW_PRIVILEGED=1.\n" +
+			"Container reads are cached (kept fresh by the backend's events); CORNUS_DOCKERAPI_CACHE=off reads through.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if detach {
@@ -48,6 +49,10 @@ func newDaemonDockerCmd(s streams) *cobra.Command {
 }
 
 func serveDocker(ctx context.Context, s streams, listen string, debug bool) error {
+	cache, err := readCacheFromEnv(s.Environ)
+	if err != nil {
+		return err
+	}
 	b, err := registry.Open(ctx, s.Environ)
 	if err != nil {
 		return err
@@ -57,13 +62,37 @@ func serveDocker(ctx context.Context, s streams, listen string, debug bool) erro
 	if err != nil {
 		return err
 	}
-	opts := []dockerapi.Option{dockerapi.WithPolicy(hostpolicy.FromEnv(s.Environ, ""))}
+	opts := []dockerapi.Option{dockerapi.WithPolicy(hostpolicy.FromEnv(s.Environ, "")), dockerapi.WithReadCache(cache)}
 	if debug {
 		opts = append(opts, dockerapi.WithRequestLog(s.Err))
 	}
 	srv := dockerapi.New(b, opts...)
-	fmt.Fprintf(s.Err, "cornus: serving the Docker Engine API (v%s) on %s with the %s backend\n", dockerapi.MaxAPIVersion, listen, b.Name())
+	note := ""
+	if !cache {
+		note = ", read cache off (" + envDockerAPICache + ")"
+	}
+	fmt.Fprintf(s.Err, "cornus: serving the Docker Engine API (v%s) on %s with the %s backend%s\n", dockerapi.MaxAPIVersion, listen, b.Name(), note)
 	return srv.Serve(ctx, l)
+}
+
+// envDockerAPICache turns the proxy's container read cache off ("off") to
+// measure it or rule it out; anything else but "on" or empty is an error.
+const envDockerAPICache = "CORNUS_DOCKERAPI_CACHE"
+
+func readCacheFromEnv(environ []string) (bool, error) {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == envDockerAPICache {
+			v = val // the last one wins, as in a shell
+		}
+	}
+	switch strings.TrimSpace(v) {
+	case "", "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%q: want on or off", envDockerAPICache, v)
 }
 
 func startDetached(ctx context.Context, s streams, listen string) error {

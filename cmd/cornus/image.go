@@ -39,7 +39,10 @@ func newImageLoadCmd(s streams) *cobra.Command {
 			defer se.Close()
 			refs, err := se.backend.LoadImage(cmd.Context(), r)
 			if err != nil {
-				return fmt.Errorf("load %s: %w", input, err)
+				if input == "" || input == "-" {
+					return err
+				}
+				return fmt.Errorf("%s: %w", input, err) // the backend says "load image"
 			}
 			for _, ref := range refs {
 				fmt.Fprintf(s.Out, "Loaded image: %s\n", ref)

@@ -8,9 +8,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/hostpolicy"
 	"github.com/cornus-dev/cornus/backends/registry"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/spec"
 )

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -42,11 +43,14 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			// stops gracefully, a second one kills.
 			bg := context.WithoutCancel(ctx)
 			if err != nil {
-				if ctx.Err() != nil && !detach {
+				// Interrupted while waiting for another cornus: nothing was
+				// started, and what runs is the other one's.
+				var locked *engine.LockedError
+				if ctx.Err() != nil && !detach && !errors.As(err, &locked) {
 					fmt.Fprintln(s.Err, "Interrupted: stopping what was started...")
 					_ = se.engine.Stop(bg, r.Project.Name, engine.LifecycleOptions{Services: o.Services})
 				}
-				return err
+				return composeFieldNames(err)
 			}
 			if detach {
 				return nil

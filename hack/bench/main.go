@@ -1,10 +1,14 @@
 // Command bench compares cornus with docker compose on the same daemon in
-// the same run and prints median ratios (cornus / compose):
+// the same run and prints median ratios:
 //
-//	up -d and down of a 10-service project (services exit on SIGTERM),
+//	the Docker API proxy (cornus daemon docker) vs dockerd: read cache
+//	warm, bypassed, and under event churn;
+//	up -d and down of a 10-service project (services exit on SIGTERM) vs
+//	docker compose and vs the daemon floor (the same Engine API calls,
+//	in parallel, straight to dockerd), with a per-container down timeline;
 //	ps of a project with 100 containers.
 //
-// Runs alternate between the two tools so drift on the machine affects both.
+// Runs rotate between the tools so drift on the machine affects all.
 //
 //	go run ./hack/bench -cornus bin/cornus -compose $(scripts/docker-compose.sh)
 package main
@@ -18,9 +22,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cornus-dev/cornus/backends/dockerhost"
 )
 
 func main() {
@@ -45,23 +52,37 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
+	host := dockerhost.HostFromEnv(os.Environ())
+	if !strings.HasPrefix(host, "unix://") {
+		fail(fmt.Errorf("the bench talks to dockerd over a unix socket; DOCKER_HOST is %s", host))
+	}
+	dockerSock := strings.TrimPrefix(host, "unix://")
+	b := bench{cornus: *cornus, compose: *compose, dir: dir}
 
 	if *only == "all" || *only == "proxy" {
-		fmt.Printf("Docker API proxy vs dockerd, 300 requests each, medians:\n\n")
-		proxyLatency(dir, *image, 300)
+		if err := b.write("churn.yaml", churnProject(*image, 10)); err != nil {
+			fail(err)
+		}
+		fmt.Printf("Docker API proxy (cornus daemon docker) vs dockerd, 300 requests each, medians:\n\n")
+		b.proxyLatency(*image, dockerSock, 300)
 		fmt.Println()
 		if *only == "proxy" {
 			return
 		}
 	}
-	b := bench{cornus: *cornus, compose: *compose, dir: dir}
-	fmt.Printf("cornus vs docker compose (%s), %d runs each, medians:\n\n", strings.TrimSpace(b.out(*compose, "version", "--short")), *runs)
+	direct := unixClient(dockerSock)
+	fl := floor{c: direct, api: apiVersion(direct), image: *image, project: "bench-floor", n: 10}
+	fl.clean()
+	fmt.Printf("cornus vs docker compose (%s) and the daemon floor, %d runs each, medians [min–max]:\n\n", strings.TrimSpace(b.out(*compose, "version", "--short")), *runs)
 	if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
 		fail(err)
 	}
-	upC, downC, upD, downD := b.upDown(*runs)
-	row("up -d (10 services)", upC, upD, 0.7)
-	row("down (10 services)", downC, downD, 0.5)
+	t := b.upDown(*runs, fl)
+	floorRow("up -d (10 services)", t.upC, t.upD, t.upF, 0.7)
+	floorRow("down (10 services)", t.downC, t.downD, t.downF, 0.5)
+	fmt.Println()
+	b.timelines(fl, dockerSock)
+	fmt.Println()
 
 	if err := b.write("hundred.yaml", services(*image, 10, 10)); err != nil {
 		fail(err)
@@ -90,39 +111,49 @@ func (b bench) write(name, content string) error {
 	return os.WriteFile(filepath.Join(b.dir, name), []byte(content), 0o644)
 }
 
-// upDown times up -d and down for both tools, alternating which goes first.
-func (b bench) upDown(runs int) (upC, downC, upD, downD []time.Duration) {
-	cornusArgs := func(verb ...string) []string {
-		return append([]string{"compose", "--progress", "quiet", "-f", "ten.yaml", "-p", "bench-cornus"}, verb...)
+// upDown times up -d and down for cornus, docker compose and the floor,
+// rotating which goes first.
+func (b bench) upDown(runs int, fl floor) (t upDownTimes) {
+	// Warm all three (page cache, image, network code paths), then clean.
+	b.must(b.cornus, b.cornusArgs("up", "-d")...)
+	b.must(b.cornus, b.cornusArgs("down")...)
+	b.must(b.compose, b.composeArgs("up", "-d")...)
+	b.must(b.compose, b.composeArgs("down")...)
+	_, _, _ = fl.down(fl.up())
+	tools := []func(){
+		func() {
+			t.upC = append(t.upC, b.time(b.cornus, b.cornusArgs("up", "-d")...))
+			t.downC = append(t.downC, b.time(b.cornus, b.cornusArgs("down")...))
+		},
+		func() {
+			t.upD = append(t.upD, b.time(b.compose, b.composeArgs("up", "-d")...))
+			t.downD = append(t.downD, b.time(b.compose, b.composeArgs("down")...))
+		},
+		func() {
+			start := time.Now()
+			r := fl.up()
+			t.upF = append(t.upF, time.Since(start))
+			start = time.Now()
+			_, _, _ = fl.down(r)
+			t.downF = append(t.downF, time.Since(start))
+		},
 	}
-	composeArgs := func(verb ...string) []string {
-		return append([]string{"--progress", "quiet", "-f", "ten.yaml", "-p", "bench-compose"}, verb...)
-	}
-	// Warm both (page cache, image, network code paths), then clean.
-	b.must(b.cornus, cornusArgs("up", "-d")...)
-	b.must(b.cornus, cornusArgs("down")...)
-	b.must(b.compose, composeArgs("up", "-d")...)
-	b.must(b.compose, composeArgs("down")...)
 	for i := range runs {
-		order := []bool{true, false}
-		if i%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, isCornus := range order {
-			bin, args := b.compose, composeArgs
-			if isCornus {
-				bin, args = b.cornus, cornusArgs
-			}
-			up := b.time(bin, args("up", "-d")...)
-			down := b.time(bin, args("down")...)
-			if isCornus {
-				upC, downC = append(upC, up), append(downC, down)
-			} else {
-				upD, downD = append(upD, up), append(downD, down)
-			}
+		for k := range tools {
+			tools[(i+k)%len(tools)]()
 		}
 	}
-	return
+	return t
+}
+
+type upDownTimes struct{ upC, downC, upD, downD, upF, downF []time.Duration }
+
+func (b bench) cornusArgs(verb ...string) []string {
+	return append([]string{"compose", "--progress", "quiet", "-f", "ten.yaml", "-p", "bench-cornus"}, verb...)
+}
+
+func (b bench) composeArgs(verb ...string) []string {
+	return append([]string{"--progress", "quiet", "-f", "ten.yaml", "-p", "bench-compose"}, verb...)
 }
 
 // ps times `ps` on 100 running containers (created once, by cornus, with
@@ -178,12 +209,30 @@ func median(ds []time.Duration) time.Duration {
 func row(name string, c, d []time.Duration, target float64) {
 	mc, md := median(c), median(d)
 	ratio := float64(mc) / float64(md)
-	verdict := "meets"
-	if ratio > target {
-		verdict = "MISSES"
-	}
 	fmt.Printf("  %-22s cornus %8.1f ms   compose %8.1f ms   ratio %.2fx (target <= %.1fx: %s)\n",
-		name, ms(mc), ms(md), ratio, target, verdict)
+		name, ms(mc), ms(md), ratio, target, verdict(ratio, target))
+}
+
+// floorRow shows cornus against docker compose and against the floor
+// (target <= 1.1x), and compose against the floor for scale.
+func floorRow(name string, c, d, f []time.Duration, target float64) {
+	mc, md, mf := median(c), median(d), median(f)
+	rd, rf := float64(mc)/float64(md), float64(mc)/float64(mf)
+	fmt.Printf("  %-22s cornus %7.1f ms %s   compose %7.1f ms %s   floor %7.1f ms %s\n", name, ms(mc), spread(c), ms(md), spread(d), ms(mf), spread(f))
+	fmt.Printf("  %-22s cornus/compose %.2fx (target <= %.1fx: %s)   cornus/floor %.2fx (target <= 1.1x: %s)   compose/floor %.2fx\n",
+		"", rd, target, verdict(rd, target), rf, verdict(rf, 1.1), float64(md)/float64(mf))
+}
+
+// spread is the range of the runs, to show how far a median can be trusted.
+func spread(ds []time.Duration) string {
+	return fmt.Sprintf("[%.0f–%.0f]", ms(slices.Min(ds)), ms(slices.Max(ds)))
+}
+
+func verdict(ratio, target float64) string {
+	if ratio > target {
+		return "MISSES"
+	}
+	return "meets"
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

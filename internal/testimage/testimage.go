@@ -1,6 +1,7 @@
 // Package testimage builds small container images locally, with no
 // registry: a single-layer docker-archive holding the host's static busybox
-// (every applet linked), /etc/passwd and /etc/group, and /tmp. Tests and the
+// (every applet linked), /etc/passwd and /etc/group, and /tmp; optionally
+// small static Go helpers busybox lacks (tools.go). Tests and the
 // demo load it into each runtime with its image-load API.
 package testimage
 
@@ -29,6 +30,9 @@ type Options struct {
 	Cmd        []string          // default ["sh"]
 	Files      map[string]string // extra files (path → content), mode 0755
 	Busybox    string            // path of a static busybox; default BusyboxPath
+	// UDPSink adds /bin/udpsink PORT FILE (a UDP receiver busybox lacks),
+	// built from this module with the go tool.
+	UDPSink bool
 }
 
 var epoch = time.Unix(0, 0).UTC()
@@ -88,6 +92,15 @@ func BuildBusybox(w io.Writer, o Options) error {
 	}
 	for _, name := range sortedKeys(etc) {
 		if err := file(name, 0o644, []byte(etc[name])); err != nil {
+			return err
+		}
+	}
+	if o.UDPSink {
+		bin, err := udpSink()
+		if err != nil {
+			return err
+		}
+		if err := file("bin/udpsink", 0o755, bin); err != nil {
 			return err
 		}
 	}

@@ -39,3 +39,14 @@ func HTTPGet(addr string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// SendUDP sends one datagram to addr (a 127.0.0.1 address).
+func SendUDP(addr, payload string) error {
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = io.WriteString(c, payload)
+	return err
+}

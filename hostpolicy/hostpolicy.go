@@ -1,16 +1,12 @@
-// Package hostpolicy is cornus's default-deny policy for what a deployed
-// app may take from the host: privileged mode and host bind mounts are
-// refused unless CORNUS_ALLOW_PRIVILEGED / CORNUS_ALLOW_BIND_SOURCES allow
-// them. Every backend's callers check it before creating anything.
 package hostpolicy
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -50,47 +46,54 @@ func FromEnv(environ []string, projectDir string) Policy {
 	return p
 }
 
-// Check returns a PermissionDenied error listing every refused field of the
-// project, or nil.
+// Check returns a *DeniedError listing every refused field of the project
+// (its services and the volumes it declares), or nil.
 func (p Policy) Check(proj spec.Project) error {
-	var problems []string
+	var ps []Problem
 	for _, name := range proj.ServiceNames() {
-		problems = append(problems, p.appProblems("services."+name, proj.Services[name])...)
+		ps = append(ps, p.appProblems("services."+name, proj.Services[name])...)
 	}
-	return denied(problems)
+	for _, key := range slices.Sorted(maps.Keys(proj.Volumes)) {
+		ps = append(ps, p.volumeProblems("volumes."+key, proj.Volumes[key])...)
+	}
+	return denied(ps)
 }
 
-// CheckApp checks one app; at names it in messages (e.g. "container web").
-func (p Policy) CheckApp(at string, a spec.App) error {
-	return denied(p.appProblems(at, a))
+// CheckApp checks one app and the volumes it mounts (by name; existing
+// volumes with their current options). at prefixes field paths, e.g.
+// "container web".
+func (p Policy) CheckApp(at string, a spec.App, vols map[string]spec.Volume) error {
+	ps := p.appProblems(at, a)
+	for _, name := range slices.Sorted(maps.Keys(vols)) {
+		ps = append(ps, p.volumeProblems(at+".volumes."+name, vols[name])...)
+	}
+	return denied(ps)
 }
 
-func denied(problems []string) error {
-	if len(problems) == 0 {
+// CheckVolume checks a volume about to be created.
+func (p Policy) CheckVolume(at string, v spec.Volume) error {
+	return denied(p.volumeProblems(at, v))
+}
+
+// CheckExec checks a process about to be run in a container.
+func (p Policy) CheckExec(at string, privileged bool) error {
+	if privileged && !p.AllowPrivileged {
+		return denied([]Problem{p.power(at+".privileged", "a privileged exec gets every capability and device of the host")})
+	}
+	return nil
+}
+
+// power is a refused host-power field, unless privileged use is allowed
+// (callers check AllowPrivileged first).
+func (p Policy) power(path, why string) Problem {
+	return Problem{Path: path, Message: why, Allow: EnvAllowPrivileged + "=1"}
+}
+
+func (p Policy) bindProblem(path, source string) []Problem {
+	if p.bindAllowed(source) {
 		return nil
 	}
-	return fmt.Errorf("%s: %w", strings.Join(problems, "\n  "), errdefs.ErrPermissionDenied)
-}
-
-func (p Policy) appProblems(at string, a spec.App) []string {
-	var problems []string
-	if a.Privileged && !p.AllowPrivileged {
-		problems = append(problems, fmt.Sprintf("%s.privileged: privileged containers are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
-	}
-	if a.Hooks != nil && !p.AllowPrivileged {
-		for _, h := range append(append([]spec.Hook{}, a.Hooks.PostStart...), a.Hooks.PreStop...) {
-			if h.Privileged {
-				problems = append(problems, fmt.Sprintf("%s.hooks: privileged hook commands are refused; set %s=1 to allow them", at, EnvAllowPrivileged))
-				break
-			}
-		}
-	}
-	for i, m := range a.Mounts {
-		if !p.bindAllowed(m.Source) {
-			problems = append(problems, fmt.Sprintf("%s.mounts[%d].source: bind mount of host path %s is refused: %s", at, i, m.Source, p.allowedText()))
-		}
-	}
-	return problems
+	return []Problem{{Path: path, Message: "bind mount of host path " + source + " is refused: " + p.allowedText(), Allow: EnvAllowBindSources}}
 }
 
 func (p Policy) allowedText() string {
@@ -99,11 +102,10 @@ func (p Policy) allowedText() string {
 		allowed = append(allowed, p.ProjectDir+" (the project directory)")
 	}
 	allowed = append(allowed, p.BindPrefixes...)
-	msg := "no host path is allowed"
-	if len(allowed) > 0 {
-		msg = "only paths under " + strings.Join(allowed, ", ") + " are allowed"
+	if len(allowed) == 0 {
+		return "no host path is allowed"
 	}
-	return fmt.Sprintf("%s; add a prefix to %s (comma-separated) to allow it", msg, EnvAllowBindSources)
+	return "only paths under " + strings.Join(allowed, ", ") + " are allowed"
 }
 
 func (p Policy) bindAllowed(source string) bool {
@@ -144,3 +146,6 @@ func within(path, prefix string) bool {
 	}
 	return path == prefix || strings.HasPrefix(path, prefix+string(os.PathSeparator))
 }
+
+// fmtIndex names a list element: path[i].
+func fmtIndex(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }

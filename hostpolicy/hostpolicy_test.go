@@ -15,15 +15,15 @@ func project(a spec.App) spec.Project {
 	return spec.Project{Name: "p", Services: map[string]spec.App{"web": a}}
 }
 
-// TestDefaultDeny locks down issue #3's security default: privileged and
-// host binds are refused, naming the field and the variable that allows it.
+// TestDefaultDeny locks down the security default: privileged and host
+// binds are refused, naming the field and the variable that allows it.
 func TestDefaultDeny(t *testing.T) {
 	err := Policy{}.Check(project(spec.App{Privileged: true, Mounts: []spec.Mount{{Source: "/etc", Target: "/x"}}}))
 	if !errdefs.IsPermissionDenied(err) {
 		t.Fatalf("want PermissionDenied, got %v", err)
 	}
 	for _, want := range []string{
-		"services.web.privileged: privileged containers are refused; set CORNUS_ALLOW_PRIVILEGED=1",
+		"services.web.privileged: privileged mode gives the container every capability and device of the host and is refused; set CORNUS_ALLOW_PRIVILEGED=1 to allow it",
 		"services.web.mounts[0].source: bind mount of host path /etc is refused: no host path is allowed; add a prefix to CORNUS_ALLOW_BIND_SOURCES",
 	} {
 		if !strings.Contains(err.Error(), want) {

@@ -1,0 +1,60 @@
+package backendtest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// Floor is what every backend must honor: the spec fields of the hardening
+// issue's floor. (Logs and exec, the rest of it, are required verbs of
+// backends.Backend.) A backend may not declare any of them, or a field
+// below them, a gap unless AllowedGaps lists it.
+var Floor = []string{
+	"image", "command", "entrypoint", "env", "workingDir", "user", "ports", "volumes", "mounts",
+	"networks", "restart", "healthcheck", "dependsOn", "stopSignal", "stopGracePeriod",
+	"secrets", "configs", "tmpfs", "readOnly", "init", "labels",
+}
+
+// AllowedGaps is the one reviewed table of floor gaps: backend → field →
+// why its runtime makes the field impossible. Widening a backend's gaps is
+// a change to this table, reviewed like any test change.
+var AllowedGaps = map[string]map[string]string{
+	"dockerhost": {
+		"healthcheck.startInterval": "the Engine API has it from 1.44; dockerd 20.10 (Debian 12) speaks 1.41",
+		"volumes.subpath":           "the Engine API has it from 1.45; dockerd 20.10 (Debian 12) speaks 1.41",
+	},
+}
+
+// checkFloor fails for every declared gap on a floor field that
+// AllowedGaps does not list for the backend.
+func checkFloor(t *testing.T, backend string, caps backends.Capabilities) {
+	for _, v := range floorViolations(backend, caps) {
+		t.Error(v)
+	}
+}
+
+func floorViolations(backend string, caps backends.Capabilities) []string {
+	var out []string
+	for _, gap := range slices.Sorted(maps.Keys(caps.Gaps)) {
+		if _, ok := AllowedGaps[backend][gap]; ok || !onFloor(gap) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("the %s backend declares floor field %q a gap (%s): every backend must honor it; "+
+			"only a runtime that makes it impossible may, through AllowedGaps with the reason", backend, gap, caps.Gaps[gap]))
+	}
+	return out
+}
+
+func onFloor(path string) bool {
+	for _, f := range Floor {
+		if path == f || strings.HasPrefix(path, f+".") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,196 @@
+package hostpolicy
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// This file is the one definition of host power: the fields of an app or
+// volume that let a container act on the host rather than on itself.
+
+// DefaultCapabilities is Docker's default capability set; adding one of
+// these (e.g. back after cap_drop: ALL) takes nothing from the host.
+var DefaultCapabilities = []string{
+	"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}
+
+// namespacedSysctls are the sysctls a container's own namespaces isolate
+// (Docker's list); prefixes end with a dot. net.* is namespaced only with
+// the container's own network namespace, kernel.*name only with its own UTS
+// namespace, the IPC ones only with its own IPC namespace.
+var namespacedSysctls = []struct {
+	name string
+	ns   func(a spec.App) bool
+}{
+	{"kernel.msgmax", ownIPC}, {"kernel.msgmnb", ownIPC}, {"kernel.msgmni", ownIPC}, {"kernel.sem", ownIPC},
+	{"kernel.shmall", ownIPC}, {"kernel.shmmax", ownIPC}, {"kernel.shmmni", ownIPC}, {"kernel.shm_rmid_forced", ownIPC},
+	{"fs.mqueue.", ownIPC},
+	{"kernel.domainname", ownUTS}, {"kernel.hostname", ownUTS},
+	{"net.", ownNet},
+}
+
+func ownIPC(a spec.App) bool { return a.IpcMode != "host" }
+func ownUTS(a spec.App) bool { return a.UTSMode != "host" }
+func ownNet(a spec.App) bool { return a.NetworkMode != "host" }
+
+func (p Policy) appProblems(at string, a spec.App) []Problem {
+	var ps []Problem
+	for i, m := range a.Mounts {
+		ps = append(ps, p.bindProblem(fmtIndex(at+".mounts", i)+".source", m.Source)...)
+	}
+	for i, v := range a.Volumes {
+		if len(v.DriverOpts) > 0 {
+			ps = append(ps, p.driverOptProblems(fmtIndex(at+".volumes", i)+".driverOpts", v.Driver, v.DriverOpts)...)
+		}
+	}
+	if p.AllowPrivileged {
+		return ps
+	}
+	power := func(path, format string, args ...any) { ps = append(ps, p.power(path, fmt.Sprintf(format, args...))) }
+	if a.Privileged {
+		power(at+".privileged", "privileged mode gives the container every capability and device of the host")
+	}
+	for i, d := range a.Devices {
+		power(fmtIndex(at+".devices", i), "passing host device %s into the container", d.Source)
+	}
+	for i, r := range a.DeviceCgroupRules {
+		power(fmtIndex(at+".deviceCgroupRules", i), "device cgroup rule %q lets the container use host devices", r)
+	}
+	for i, c := range a.CapAdd {
+		if name := capName(c); !slices.Contains(DefaultCapabilities, name) {
+			power(fmtIndex(at+".capAdd", i), "capability %s is beyond Docker's default set", name)
+		}
+	}
+	for _, ns := range []struct{ field, mode, what string }{
+		{"networkMode", a.NetworkMode, "network"}, {"pidMode", a.PidMode, "process"}, {"ipcMode", a.IpcMode, "IPC"},
+		{"utsMode", a.UTSMode, "UTS"}, {"usernsMode", a.UsernsMode, "user"}, {"cgroupnsMode", a.CgroupnsMode, "cgroup"},
+	} {
+		if ns.mode == "host" {
+			power(at+"."+ns.field, "%s: host shares the host's %s namespace", ns.field, ns.what)
+		}
+	}
+	for i, o := range a.SecurityOpt {
+		if why := unconfined(o); why != "" {
+			power(fmtIndex(at+".securityOpt", i), "%q %s", o, why)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Sysctls)) {
+		if !sysctlNamespaced(a, k) {
+			power(at+".sysctls."+k, "sysctl %s is not namespaced for this container: it would change the host kernel", k)
+		}
+	}
+	if a.Hooks != nil {
+		for _, hs := range []struct {
+			event string
+			hooks []spec.Hook
+		}{{"postCreate", a.Hooks.PostCreate}, {"postStart", a.Hooks.PostStart}, {"postAttach", a.Hooks.PostAttach}, {"preStop", a.Hooks.PreStop}} {
+			for i, h := range hs.hooks {
+				if h.Privileged {
+					power(fmtIndex(at+".hooks."+hs.event, i)+".privileged", "a privileged hook runs with every capability and device of the host")
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// volumeProblems checks a volume's driver options: the local driver mounts
+// whatever they name on the host.
+func (p Policy) volumeProblems(at string, v spec.Volume) []Problem {
+	if v.External || len(v.DriverOpts) == 0 {
+		return nil
+	}
+	return p.driverOptProblems(at+".driverOpts", v.Driver, v.DriverOpts)
+}
+
+// driverOptProblems: with the local driver, `o: bind` (or `type: none`)
+// binds the host path in `device`; any other `device` (a block device, an
+// NFS export) is mounted by the host kernel. Only tmpfs takes nothing
+// from the host. Other drivers are plugins the host's operator installed.
+func (p Policy) driverOptProblems(at, driver string, opts map[string]string) []Problem {
+	if driver != "" && driver != "local" {
+		return nil
+	}
+	device, typ := opts["device"], opts["type"]
+	bind := typ == "none" || slices.Contains(strings.Split(opts["o"], ","), "bind") || slices.Contains(strings.Split(opts["o"], ","), "rbind")
+	switch {
+	case bind && device != "":
+		return p.bindProblem(at+".device", device)
+	case bind:
+		return nil // nothing to bind: the daemon refuses it
+	case typ == "tmpfs" || (device == "" && typ == ""):
+		return nil
+	case p.AllowPrivileged:
+		return nil
+	}
+	return []Problem{p.power(at, fmt.Sprintf("mounting %s (type %s) on the host", device, typ))}
+}
+
+// capName normalizes a capability: upper case, no CAP_ prefix.
+func capName(c string) string {
+	return strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_")
+}
+
+// unconfined says how a security option weakens confinement, or "".
+// Docker accepts both key=value and the legacy key:value form.
+func unconfined(opt string) string {
+	k, v, ok := strings.Cut(opt, "=")
+	if !ok {
+		k, v, _ = strings.Cut(opt, ":")
+	}
+	switch strings.ToLower(k) {
+	case "seccomp":
+		if v == "builtin" || v == "default" {
+			return ""
+		}
+		if v == "unconfined" {
+			return "disables seccomp confinement"
+		}
+		return "replaces the default seccomp profile"
+	case "apparmor":
+		if v == "docker-default" || v == "runtime/default" {
+			return ""
+		}
+		if v == "unconfined" {
+			return "disables AppArmor confinement"
+		}
+		return "replaces the default AppArmor profile"
+	case "label":
+		if v == "disable" {
+			return "disables SELinux labelling"
+		}
+		if t, ok := strings.CutPrefix(v, "type:"); ok {
+			return "sets the SELinux process type to " + t
+		}
+		if strings.HasPrefix(v, "type=") {
+			return "sets the SELinux process type"
+		}
+	case "no-new-privileges":
+		if v == "false" {
+			return "lets processes gain privileges (setuid binaries)"
+		}
+	case "systempaths":
+		if v == "unconfined" {
+			return "unmasks the host's /proc and /sys paths"
+		}
+	case "writable-cgroups":
+		if v == "true" {
+			return "makes the host's cgroup tree writable"
+		}
+	}
+	return ""
+}
+
+func sysctlNamespaced(a spec.App, key string) bool {
+	for _, s := range namespacedSysctls {
+		if key == s.name || (strings.HasSuffix(s.name, ".") && strings.HasPrefix(key, s.name)) {
+			return s.ns(a)
+		}
+	}
+	return false
+}
