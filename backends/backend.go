@@ -334,11 +334,14 @@ type AttachOptions struct {
 
 // Image is a local image.
 type Image struct {
-	ID           string
-	Tags         []string
-	Digests      []string
-	Size         int64
-	Created      time.Time
+	ID      string
+	Tags    []string
+	Digests []string
+	Size    int64
+	Created time.Time
+	// LastTagged is when the runtime last tagged the image (pulled or
+	// loaded it); zero if unknown. Refresh pull policies compare with it.
+	LastTagged   time.Time
 	Entrypoint   []string
 	Cmd          []string
 	Env          []string

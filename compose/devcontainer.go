@@ -46,6 +46,11 @@ type devcontainerConfig struct {
 	SecurityOpt       []string           `json:"securityOpt"`
 	Init              bool               `json:"init"`
 
+	// Keys that change how the devcontainer CLI runs the container.
+	UpdateRemoteUserUID *bool  `json:"updateRemoteUserUID"`
+	ShutdownAction      string `json:"shutdownAction"`
+	UserEnvProbe        string `json:"userEnvProbe"`
+
 	InitializeCommand    json.RawMessage `json:"initializeCommand"`
 	OnCreateCommand      json.RawMessage `json:"onCreateCommand"`
 	UpdateContentCommand json.RawMessage `json:"updateContentCommand"`
@@ -61,13 +66,13 @@ type devcontainerBuild struct {
 	Target     string            `json:"target"`
 }
 
-// devcontainerKeys lists the properties cornus knows. Those mapped are read
-// into devcontainerConfig; the others are tool or editor settings that have
-// no effect on the container, or are warned about in unsupportedKeys.
+// devcontainerToolKeys are editor settings with no effect on the container
+// (so no warning: the README lists them) and keys warned about in
+// unsupportedDevcontainerKeys. Keys that change behaviour are read into
+// devcontainerConfig and either honored or warned about by name.
 var devcontainerToolKeys = map[string]bool{
 	"$schema": true, "customizations": true, "portsAttributes": true, "otherPortsAttributes": true,
-	"userEnvProbe": true, "waitFor": true, "updateRemoteUserUID": true, "shutdownAction": true,
-	"hostRequirements": true, "features": true, "overrideFeatureInstallOrder": true,
+	"waitFor": true, "hostRequirements": true, "features": true, "overrideFeatureInstallOrder": true,
 }
 
 var unsupportedDevcontainerKeys = map[string]string{
@@ -121,6 +126,7 @@ func loadDevcontainer(ctx context.Context, o Options) (LoadResult, error) {
 		}
 	}
 
+	warns = append(warns, dc.behaviourWarnings()...)
 	composeFlavour := len(dc.DockerComposeFile) > 0
 	svcName := "devcontainer"
 	if composeFlavour {
@@ -760,3 +766,30 @@ func toGeneric(v any) (map[string]any, error) {
 	return out, nil
 }
 
+// behaviourWarnings names the devcontainer keys that change behaviour in
+// the devcontainer CLI and that cornus cannot honor.
+func (dc devcontainerConfig) behaviourWarnings() []spec.Warning {
+	var out []spec.Warning
+	warn := func(key, msg string) {
+		out = append(out, spec.Warning{Field: "devcontainer.json " + key, Message: msg})
+	}
+	user := dc.RemoteUser
+	if user == "" {
+		user = dc.ContainerUser
+	}
+	// The devcontainer CLI syncs a non-root user's UID/GID to the local
+	// user's on Linux (by default) with a derived image.
+	if user != "" && user != "root" && user != "0" && (dc.UpdateRemoteUserUID == nil || *dc.UpdateRemoteUserUID) {
+		warn("updateRemoteUserUID", fmt.Sprintf("the devcontainer CLI gives %q your UID/GID through a derived image; cornus builds no images yet, "+
+			"so files in bind mounts keep the image user's ownership (set updateRemoteUserUID: false to accept that)", user))
+	}
+	switch dc.ShutdownAction {
+	case "", "none":
+	default:
+		warn("shutdownAction", dc.ShutdownAction+": cornus has no editor session to close; containers run until `cornus compose down` (or Ctrl-C on a foreground up)")
+	}
+	if dc.UserEnvProbe != "" && dc.UserEnvProbe != "none" {
+		warn("userEnvProbe", dc.UserEnvProbe+": cornus does not probe the user's shell for environment variables; containerEnv and remoteEnv apply as written")
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +13,9 @@ func TestDaemonBackground(t *testing.T) {
 	daemon(t)
 	p := newProject(t, "services: {}\n")
 	sock := "unix://" + filepath.Join(p.dir, "bg.sock")
-	p.env = append(p.env, "XDG_RUNTIME_DIR="+p.dir)
-	if os.Geteuid() == 0 {
-		t.Log("running as root: state in /run/cornus")
-	}
+	// A state dir of its own: a cornus daemon the user runs on this
+	// machine must not collide with the test's (issue 16).
+	p.env = append(p.env, "CORNUS_STATE_DIR="+filepath.Join(p.dir, "state"))
 	out := p.must("daemon", "docker", "-d", "--listen", sock)
 	t.Cleanup(func() { p.run("daemon", "stop") })
 	if !strings.Contains(out, "export DOCKER_HOST="+sock) {

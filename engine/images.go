@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/containerd/errdefs"
 	"golang.org/x/sync/errgroup"
@@ -13,49 +14,79 @@ import (
 	"github.com/cornus-dev/cornus/spec"
 )
 
+// imageNeed is what the apps using one image ask of it: the strictest pull
+// policy wins (always, then the shortest refresh interval, then missing).
+type imageNeed struct {
+	kind  string
+	every time.Duration
+}
+
+func (n imageNeed) stricter(o imageNeed) bool {
+	rank := map[string]int{spec.PullAlways: 4, spec.PullRefresh: 3, spec.PullMissing: 2, spec.PullBuild: 2, spec.PullNever: 1}
+	if rank[n.kind] != rank[o.kind] {
+		return rank[n.kind] > rank[o.kind]
+	}
+	return n.kind == spec.PullRefresh && n.every < o.every
+}
+
 // ensureImages makes every image the apps need present, pulling only what
-// the runtime does not have (or what pullPolicy always asks to refresh).
+// the runtime does not have, or what the pull policy asks to refresh:
+// always, or refresh when the local image was tagged longer ago than its
+// interval (daily, weekly, every_<duration>).
 func (e *Engine) ensureImages(ctx context.Context, apps []spec.App) error {
-	policy := map[string]string{}
+	needs := map[string]imageNeed{}
 	for _, a := range apps {
-		if a.PullPolicy == "always" || policy[a.Image] == "" {
-			policy[a.Image] = a.PullPolicy
+		kind, every, _ := spec.ParsePullPolicy(a.PullPolicy) // validated
+		n := imageNeed{kind: kind, every: every}
+		if old, ok := needs[a.Image]; !ok || n.stricter(old) {
+			needs[a.Image] = n
 		}
 	}
-	refs := make([]string, 0, len(policy))
-	for r := range policy {
+	refs := make([]string, 0, len(needs))
+	for r := range needs {
 		refs = append(refs, r)
 	}
 	sort.Strings(refs)
 	g, ctx := errgroup.WithContext(ctx)
 	for _, ref := range refs {
-		g.Go(func() error {
-			pol := policy[ref]
-			if pol != "always" {
-				_, err := e.b.InspectImage(ctx, ref)
-				if err == nil {
-					return nil
-				}
-				if !errdefs.IsNotFound(err) {
-					return err // the backend names the image
-				}
-				if pol == "never" {
-					return fmt.Errorf("image %s is not present and pull_policy is never: load it with `cornus image load -i FILE.tar`: %w", ref, errdefs.ErrNotFound)
-				}
-			}
-			e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling"})
-			err := e.b.PullImage(ctx, ref, func(pp backends.PullProgress) {
-				if pp.Total > 0 {
-					e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling", Text: fmt.Sprintf("%d%%", pp.Current*100/pp.Total)})
-				}
-			})
-			if err != nil {
-				e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Error", Done: true, Err: true})
-				return fmt.Errorf("image %s is not present and could not be pulled (load it with `cornus image load -i FILE.tar`): %w", ref, err)
-			}
-			e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulled", Done: true})
-			return nil
-		})
+		g.Go(func() error { return e.ensureImage(ctx, ref, needs[ref]) })
 	}
 	return g.Wait()
+}
+
+func (e *Engine) ensureImage(ctx context.Context, ref string, need imageNeed) error {
+	present := false
+	if need.kind != spec.PullAlways {
+		img, err := e.b.InspectImage(ctx, ref)
+		switch {
+		case err == nil && need.kind == spec.PullRefresh && !img.LastTagged.IsZero() && time.Since(img.LastTagged) < need.every:
+			return nil // refreshed recently enough
+		case err == nil && need.kind != spec.PullRefresh:
+			return nil
+		case err == nil:
+			present = true // due for a refresh
+		case !errdefs.IsNotFound(err):
+			return err // the backend names the image
+		case need.kind == spec.PullNever:
+			return fmt.Errorf("image %s is not present and pull_policy is never: load it with `cornus image load -i FILE.tar`: %w", ref, errdefs.ErrNotFound)
+		}
+	}
+	e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling"})
+	err := e.b.PullImage(ctx, ref, func(pp backends.PullProgress) {
+		if pp.Total > 0 {
+			e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling", Text: fmt.Sprintf("%d%%", pp.Current*100/pp.Total)})
+		}
+	})
+	switch {
+	case err != nil && present:
+		// A refresh that cannot reach the registry keeps the local image
+		// (offline work goes on) and says so.
+		e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Warning", Text: "refresh failed, using the local image: " + err.Error(), Done: true})
+		return nil
+	case err != nil:
+		e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Error", Done: true, Err: true})
+		return fmt.Errorf("image %s is not present and could not be pulled (load it with `cornus image load -i FILE.tar`): %w", ref, err)
+	}
+	e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulled", Done: true})
+	return nil
 }

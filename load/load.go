@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cornus-dev/cornus/compose"
@@ -20,23 +20,37 @@ type Result struct {
 	Warnings []spec.Warning
 	// Dir is the project directory: where relative paths were resolved.
 	Dir string
+	// Source, when the files were discovered rather than named, says which
+	// were chosen ("Using compose.yaml"), for the CLI to print.
+	Source string
 }
 
 // Compose loads Compose files (or a devcontainer.json) and translates them.
-// With no -f, no COMPOSE_FILE and no Compose file found, a devcontainer
-// config in the working directory (.devcontainer/devcontainer.json or
-// .devcontainer.json) is used.
+// With no -f, no COMPOSE_FILE and no --config, the nearest directory
+// holding a Compose file or a devcontainer config, from the working
+// directory up, is used (compose.Discover); Result.Source says which.
 func Compose(ctx context.Context, o compose.Options) (Result, error) {
-	if o.Devcontainer == "" && len(o.Files) == 0 && !hasComposeFileEnv(o.Environ) {
-		if _, err := o.ComposeFiles(); err != nil {
-			if dc := FindDevcontainer(o.WorkingDir); dc != "" {
-				o.Devcontainer = dc
-			}
+	source := ""
+	switch {
+	case o.Devcontainer != "":
+	case len(o.Files) == 1 && compose.IsDevcontainerFile(o.Files[0]):
+		o.Devcontainer, o.Files = o.Files[0], nil // -f path/devcontainer.json
+	case len(o.Files) > 1 && slices.ContainsFunc(o.Files, compose.IsDevcontainerFile):
+		return Result{}, fmt.Errorf("-f %s: a devcontainer.json cannot be combined with Compose files; name them in its dockerComposeFile", strings.Join(o.Files, " -f "))
+	case len(o.Files) == 0 && !hasComposeFileEnv(o.Environ):
+		d, err := compose.Discover(o.WorkingDir)
+		if err != nil {
+			return Result{}, err
 		}
+		o.Files, o.Devcontainer = d.Files, d.Devcontainer
+		source = usingLine(o.WorkingDir, d)
 	}
 	lr, err := compose.Load(ctx, o)
 	if err != nil {
 		return Result{}, err
+	}
+	if err := noEnabledServices(lr.Project); err != nil {
+		return Result{}, fmt.Errorf("%s: %w", describeFiles(lr.Project.ComposeFiles, o.Devcontainer), err)
 	}
 	p, warns := translate.Translate(lr.Project)
 	warns = append(lr.Warnings, warns...)
@@ -51,7 +65,7 @@ func Compose(ctx context.Context, o compose.Options) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%s: %w", describeFiles(lr.Project.ComposeFiles, o.Devcontainer), err)
 	}
-	return Result{Project: p, Warnings: warns, Dir: lr.Project.WorkingDir}, nil
+	return Result{Project: p, Warnings: warns, Dir: lr.Project.WorkingDir, Source: source}, nil
 }
 
 // Spec loads a native deploy.yaml.
@@ -64,15 +78,32 @@ func Spec(file string) (Result, error) {
 	return Result{Project: p, Dir: filepath.Dir(abs)}, nil
 }
 
-// FindDevcontainer returns the devcontainer config in dir, or "".
-func FindDevcontainer(dir string) string {
-	for _, rel := range []string{".devcontainer/devcontainer.json", ".devcontainer.json"} {
-		f := filepath.Join(dir, rel)
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			return f
-		}
+// usingLine names what discovery chose, relative to the working dir, when
+// the choice could surprise: a devcontainer, a file in a parent
+// directory, or another candidate beside it. A compose.yaml in the working
+// directory goes without saying, as with docker compose.
+func usingLine(wd string, d compose.Discovery) string {
+	if d.Devcontainer == "" && d.Also == "" && filepath.Dir(d.Files[0]) == filepath.Clean(wd) {
+		return ""
 	}
-	return ""
+	rel := func(p string) string {
+		if r, err := filepath.Rel(wd, p); err == nil && len(r) < len(p) {
+			return r
+		}
+		return p
+	}
+	if d.Devcontainer != "" {
+		return "Using " + rel(d.Devcontainer)
+	}
+	names := make([]string, len(d.Files))
+	for i, f := range d.Files {
+		names[i] = rel(f)
+	}
+	line := "Using " + strings.Join(names, " and ")
+	if d.Also != "" {
+		line += " (" + rel(d.Also) + " is there too: --config selects it)"
+	}
+	return line
 }
 
 func hasComposeFileEnv(environ []string) bool {

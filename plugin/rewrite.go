@@ -22,6 +22,7 @@ func ComposeGlobalFlags() []ComposeFlag {
 		{Name: "profile"},
 		{Name: "env-file"},
 		{Name: "devcontainer"},
+		{Name: "config"},
 		{Name: "progress"},
 	}
 }

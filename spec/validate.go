@@ -90,10 +90,8 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 			ps.add(at+".restart", "%v", err)
 		}
 	}
-	switch a.PullPolicy {
-	case "", "always", "never", "missing", "if_not_present", "build":
-	default:
-		ps.add(at+".pullPolicy", "%q is not one of always, never, missing, build", a.PullPolicy)
+	if _, _, err := ParsePullPolicy(a.PullPolicy); err != nil {
+		ps.add(at+".pullPolicy", "%v", err)
 	}
 	for i, port := range a.Ports {
 		validatePort(fmt.Sprintf("%s.ports[%d]", at, i), port, ps)

@@ -25,6 +25,7 @@ func imageDetails(r image.InspectResponse) backends.Image {
 		ID: r.ID, Tags: r.RepoTags, Digests: r.RepoDigests, Size: r.Size,
 		Created: parseTime(r.Created), Architecture: r.Architecture, OS: r.Os,
 	}
+	img.LastTagged = r.Metadata.LastTagTime
 	if c := r.Config; c != nil {
 		img.Entrypoint = c.Entrypoint
 		img.Cmd = c.Cmd

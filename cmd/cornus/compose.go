@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +52,9 @@ func (f *composeFlags) load(ctx context.Context, s streams) (load.Result, error)
 	if err != nil {
 		return load.Result{}, err
 	}
+	if r.Source != "" {
+		fmt.Fprintln(s.Err, r.Source)
+	}
 	printWarnings(s.Err, r.Warnings)
 	return r, nil
 }
@@ -71,6 +75,7 @@ func newComposeCmd(s streams) *cobra.Command {
 	pf.StringArrayVar(&f.profiles, "profile", nil, "Profiles to enable")
 	pf.StringArrayVar(&f.envFiles, "env-file", nil, "Alternate environment files")
 	pf.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
+	pf.StringVar(&f.devcontainer, "config", "", "Same as --devcontainer (the devcontainer CLI's name for it)")
 	pf.StringVar(&f.progress, "progress", "auto", "Progress output: auto, tty, plain, json or quiet")
 	cmd.AddCommand(
 		newConfigCmd(f, s),

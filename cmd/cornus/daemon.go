@@ -15,7 +15,9 @@ import (
 	"github.com/cornus-dev/cornus/internal/svc"
 )
 
-func dockerService() svc.Service { return svc.Service{Name: "docker", Dir: svc.StateDir()} }
+func dockerService(environ []string) svc.Service {
+	return svc.Service{Name: "docker", Dir: svc.StateDir(environ)}
+}
 
 func newDaemonCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{Use: "daemon", Short: "Run cornus servers (the Docker Engine API proxy)"}
@@ -100,7 +102,7 @@ func startDetached(ctx context.Context, s streams, listen string) error {
 	if err != nil {
 		return err
 	}
-	svcd := dockerService()
+	svcd := dockerService(s.Environ)
 	pid, err := svcd.Start([]string{exe, "daemon", "docker", "--listen", listen}, s.Environ, func() error {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
@@ -122,7 +124,7 @@ func newDaemonStatusCmd(s streams) *cobra.Command {
 		Short: "Show whether the background Docker API server runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			svcd := dockerService()
+			svcd := dockerService(s.Environ)
 			pid, ok := svcd.Running()
 			if !ok {
 				fmt.Fprintln(s.Out, "docker: not running")
@@ -148,7 +150,7 @@ func newDaemonStopCmd(s streams) *cobra.Command {
 		Short: "Stop the background Docker API server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			svcd := dockerService()
+			svcd := dockerService(s.Environ)
 			if err := svcd.Stop(10 * time.Second); err != nil {
 				return err
 			}

@@ -15,14 +15,26 @@ import (
 	"time"
 )
 
-// StateDir is where pid and log files live: /run/cornus for root, else a
-// per-user directory under the runtime or temp directory.
-func StateDir() string {
-	if os.Geteuid() == 0 {
-		return "/run/cornus"
+// EnvStateDir overrides where background servers keep their state, so
+// several cornus instances (tests beside a user's own) never collide.
+const EnvStateDir = "CORNUS_STATE_DIR"
+
+// StateDir is where pid and log files live: CORNUS_STATE_DIR, else
+// /run/cornus for root, else a per-user directory under the runtime or temp
+// directory. environ is KEY=VALUE pairs (normally os.Environ()).
+func StateDir(environ []string) string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
 	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "cornus")
+	switch {
+	case env[EnvStateDir] != "":
+		return env[EnvStateDir]
+	case os.Geteuid() == 0:
+		return "/run/cornus"
+	case env["XDG_RUNTIME_DIR"] != "":
+		return filepath.Join(env["XDG_RUNTIME_DIR"], "cornus")
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("cornus-%d", os.Geteuid()))
 }

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// imageStore is a fake for the pure pull decision: images by ref with
+// their last-tagged time; pulls are recorded (and fail if offline).
+type imageStore struct {
+	backends.Backend
+	tagged  map[string]time.Time
+	pulled  []string
+	offline bool
+}
+
+func (s *imageStore) Capabilities() backends.Capabilities { return backends.Capabilities{} }
+func (s *imageStore) Name() string                        { return "fake" }
+func (s *imageStore) InspectImage(_ context.Context, ref string) (backends.Image, error) {
+	at, ok := s.tagged[ref]
+	if !ok {
+		return backends.Image{}, errdefs.ErrNotFound
+	}
+	return backends.Image{ID: ref, LastTagged: at}, nil
+}
+func (s *imageStore) PullImage(_ context.Context, ref string, _ func(backends.PullProgress)) error {
+	s.pulled = append(s.pulled, ref)
+	if s.offline {
+		return errors.New("registry unreachable")
+	}
+	return nil
+}
+
+// TestPullPolicies: refresh policies pull only when the local image is
+// older than their interval; a failed refresh keeps the local image.
+func TestPullPolicies(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		policy  string
+		tagged  time.Duration // ago; < 0: absent
+		offline bool
+		pull    bool
+		fails   bool
+	}{
+		{"", time.Hour, false, false, false},
+		{"", -1, false, true, false},
+		{"never", -1, false, false, true},
+		{"always", time.Minute, false, true, false},
+		{"daily", 2 * time.Hour, false, false, false},
+		{"daily", 25 * time.Hour, false, true, false},
+		{"weekly", 25 * time.Hour, false, false, false},
+		{"every_12h", 13 * time.Hour, false, true, false},
+		{"every_12h", 13 * time.Hour, true, true, false}, // offline: warned, local image used
+		{"every_12h", -1, true, true, true},
+		{"refresh", time.Second, false, true, false},
+	} {
+		s := &imageStore{tagged: map[string]time.Time{}, offline: c.offline}
+		if c.tagged >= 0 {
+			s.tagged["img"] = now.Add(-c.tagged)
+		}
+		err := New(s).ensureImages(context.Background(), []spec.App{{Name: "a", Image: "img", PullPolicy: c.policy}})
+		if (err != nil) != c.fails || (len(s.pulled) > 0) != c.pull {
+			t.Errorf("%q tagged %v ago offline %v: pulled %v err %v; want pull %v fails %v", c.policy, c.tagged, c.offline, s.pulled, err, c.pull, c.fails)
+		}
+	}
+}
