@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VE
 FUZZTIME ?= 30s
 export CGO_ENABLED := 0
 
-.PHONY: help build setup test check unit fuzz demo bench clean
+.PHONY: help build setup test check unit fuzz demo bench scale clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -44,6 +44,11 @@ bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon (median
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
 	./bin/cornus image load -i bin/bench-image.tar
 	$(GO) run ./hack/bench -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
+
+scale: build setup ## 500 containers: proxy vs dockerd for docker ps/compose ps/up/down, cornus vs docker compose, down after a daemon restart (~15 min)
+	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
+	./bin/cornus image load -i bin/bench-image.tar
+	$(GO) run ./hack/bench -only scale -runs 5 -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 clean: ## remove build output
 	rm -rf bin

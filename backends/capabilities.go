@@ -2,23 +2,30 @@ package backends
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// Capabilities say what a backend honors. Every spec.App field is honored
-// unless listed in Gaps; a gap on "resources" covers every resources.* path.
+// Capabilities say what a backend honors and offers. Every spec.App field
+// is honored unless listed in Gaps; a gap on "resources" covers every
+// resources.* path. Features lists the optional interfaces it implements.
 type Capabilities struct {
 	// Gaps maps spec field paths the backend cannot honor to the reason.
 	Gaps map[string]string
+	// Features are the optional interfaces (optional.go) it implements.
+	Features []Feature
 	// NativeHealthcheck: the runtime runs healthchecks itself; otherwise
 	// the engine runs them through Exec.
 	NativeHealthcheck bool
 	// NativeRestart: the runtime restarts containers by policy.
 	NativeRestart bool
 }
+
+// Has reports whether the backend declares feature f.
+func (c Capabilities) Has(f Feature) bool { return slices.Contains(c.Features, f) }
 
 // Gap returns the reason path (or a prefix of it) is not honored.
 func (c Capabilities) Gap(path string) (string, bool) {

@@ -3,11 +3,8 @@ package dockerapi
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-
-	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
 )
@@ -18,9 +15,8 @@ const pathStatHeader = "X-Docker-Container-Path-Stat"
 // Copier, ?path= and the container — answering the error itself if any
 // is missing.
 func (s *Server) archiveTarget(w http.ResponseWriter, r *http.Request) (backends.Copier, string, string, bool) {
-	c, ok := s.b.(backends.Copier)
+	c, ok := want[backends.Copier](s, w, backends.FeatureCopy, "copying files")
 	if !ok {
-		writeError(w, fmt.Errorf("copying files is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
 		return nil, "", "", false
 	}
 	p := r.URL.Query().Get("path")

@@ -2,19 +2,15 @@ package dockerapi
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
-
-	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
 )
 
 func (s *Server) containerAttach(w http.ResponseWriter, r *http.Request) {
-	at, ok := s.b.(backends.Attacher)
+	at, ok := want[backends.Attacher](s, w, backends.FeatureAttach, "attach")
 	if !ok {
-		writeError(w, fmt.Errorf("attach is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
 		return
 	}
 	q := r.URL.Query()

@@ -10,36 +10,47 @@ import (
 )
 
 // stateCache answers container list and inspect from memory, the way an
-// informer does: entries are dropped on every backend event (container
-// events and network connect/disconnect), on every change this server
-// makes itself and when a wait returns, and expire after ttl regardless,
-// which bounds drift in what changes without an event (status text, health
-// logs, a network connected to a stopped container behind our back).
-// It is only used while the backend's event subscription is confirmed
-// (EventOptions.Subscribed), so a backend without events, one that cannot
-// confirm, or a broken stream reads through.
+// informer does. It is only used while the backend's event subscription is
+// confirmed (EventOptions.Subscribed), so a backend without events, one
+// that cannot confirm, or a broken stream reads through. Then:
+//   - it warms up: every container is inspected once, so the first
+//     `docker compose ps` over hundreds of containers is served from memory;
+//   - an event (container events, network connect/disconnect, health probe
+//     execs) drops only the container it names; this server's own writes
+//     and a returned wait do the same; entries otherwise stay (inspect
+//     shows no text that ages);
+//   - the list is dropped by any event and expires after ttl regardless,
+//     since its status text ("Up 3 seconds") ages without events;
+//   - concurrent misses of one reference share one backend call.
 type stateCache struct {
 	b   backends.Backend
-	ttl time.Duration // <= 0: entries never expire by age
+	ttl time.Duration // list entries; <= 0: never expire by age
 	off bool          // every read reaches the backend
 
-	mu      sync.Mutex
-	live    bool   // event subscription confirmed and connected
-	gen     uint64 // bumped by every invalidation
-	list    *cachedList
-	inspect map[string]cachedInspect // by ID and by name
+	mu       sync.Mutex
+	live     bool              // event subscription confirmed and connected
+	epoch    uint64            // bumped when liveness changes: older fetches are void
+	seq      uint64            // bumped by every invalidation
+	allSeq   uint64            // seq of the last invalidation of everything
+	dirty    map[string]uint64 // container ID → seq of its last invalidation, while fetches run
+	fetching int
+	list     *cachedList
+	byID     map[string]backends.ContainerDetails
+	names    map[string]string // container name → ID
+	flights  map[string]*flight
 }
 
 type cachedList struct {
 	at  time.Time
-	gen uint64
+	seq uint64
 	cs  []backends.Container
 }
 
-type cachedInspect struct {
-	at  time.Time
-	gen uint64
-	d   backends.ContainerDetails
+// flight is one backend inspect that concurrent misses wait for.
+type flight struct {
+	done chan struct{}
+	d    backends.ContainerDetails
+	err  error
 }
 
 const cacheTTL = time.Second
@@ -61,7 +72,8 @@ func WithReadCache(on bool) Option { return func(c *config) { c.cache.off = !on 
 func WithCacheTTL(ttl time.Duration) Option { return func(c *config) { c.cache.ttl = &ttl } }
 
 func newStateCache(b backends.Backend, cfg cacheConfig) *stateCache {
-	c := &stateCache{b: b, ttl: cacheTTL, off: cfg.off, inspect: map[string]cachedInspect{}}
+	c := &stateCache{b: b, ttl: cacheTTL, off: cfg.off, dirty: map[string]uint64{},
+		byID: map[string]backends.ContainerDetails{}, names: map[string]string{}, flights: map[string]*flight{}}
 	if cfg.ttl != nil {
 		c.ttl = *cfg.ttl
 	}
@@ -71,8 +83,8 @@ func newStateCache(b backends.Backend, cfg cacheConfig) *stateCache {
 // run keeps the cache fed by the backend's event stream until ctx ends,
 // reconnecting after failures (reads go through while disconnected).
 func (c *stateCache) run(ctx context.Context) {
-	es, ok := c.b.(backends.EventSource)
-	if !ok || c.off {
+	es, err := backends.Want[backends.EventSource](c.b, backends.FeatureEvents, "events")
+	if err != nil || c.off {
 		return
 	}
 	for ctx.Err() == nil {
@@ -83,17 +95,18 @@ func (c *stateCache) run(ctx context.Context) {
 			Subscribed: func() {
 				if sctx.Err() == nil {
 					c.setLive(true)
+					go c.warm(sctx)
 				}
 			},
 		})
 	drain:
 		for {
 			select {
-			case _, ok := <-events:
+			case e, ok := <-events:
 				if !ok {
 					break drain
 				}
-				c.invalidate()
+				c.invalidateID(e.ID)
 			case <-errs:
 				break drain
 			case <-ctx.Done():
@@ -109,28 +122,77 @@ func (c *stateCache) run(ctx context.Context) {
 	}
 }
 
+// warmers bounds the warm-up's concurrent inspects, so it does not crowd
+// out the daemon.
+const warmers = 4
+
+// warm inspects every container once the cache goes live.
+func (c *stateCache) warm(ctx context.Context) {
+	cs, err := c.listAll(ctx)
+	if err != nil {
+		return
+	}
+	sem := make(chan struct{}, warmers)
+	var wg sync.WaitGroup
+	for _, ct := range cs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, _ = c.inspectRef(ctx, ct.ID)
+		}()
+	}
+	wg.Wait()
+}
+
 func (c *stateCache) setLive(live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.live = live
-	c.gen++
-	c.list, c.inspect = nil, map[string]cachedInspect{}
+	c.epoch++
+	c.forgetAll()
 }
 
-// invalidate forgets everything: events are rare next to reads, and
-// dropping all is always safe.
+// invalidate forgets everything (a change whose container is unknown).
 func (c *stateCache) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	c.list = nil
-	clear(c.inspect)
+	c.seq++
+	c.allSeq = c.seq
+	c.forgetAll()
 }
 
-// usable says whether an entry made at at in generation gen may be served.
-// The caller holds mu.
-func (c *stateCache) usable(at time.Time, gen uint64) bool {
-	return c.live && gen == c.gen && (c.ttl <= 0 || time.Since(at) < c.ttl)
+// invalidateID forgets one container and the list; "" forgets everything.
+func (c *stateCache) invalidateID(id string) {
+	if id == "" {
+		c.invalidate()
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	if c.fetching > 0 {
+		c.dirty[id] = c.seq
+	}
+	c.list = nil
+	if d, ok := c.byID[id]; ok {
+		delete(c.byID, id)
+		if c.names[d.Name] == id {
+			delete(c.names, d.Name)
+		}
+	}
+}
+
+// forgetAll drops every entry; the caller holds mu.
+func (c *stateCache) forgetAll() {
+	c.list = nil
+	clear(c.byID)
+	clear(c.names)
 }
 
 // listAll returns every container (running or not).
@@ -139,19 +201,19 @@ func (c *stateCache) listAll(ctx context.Context) ([]backends.Container, error) 
 		return c.b.List(ctx, backends.ListOptions{All: true})
 	}
 	c.mu.Lock()
-	if l := c.list; l != nil && c.usable(l.at, l.gen) {
+	if l := c.list; c.live && l != nil && l.seq == c.seq && (c.ttl <= 0 || time.Since(l.at) < c.ttl) {
 		c.mu.Unlock()
 		return slices.Clone(l.cs), nil
 	}
-	gen := c.gen
+	seq, epoch := c.seq, c.epoch
 	c.mu.Unlock()
 	cs, err := c.b.List(ctx, backends.ListOptions{All: true})
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
-	if c.live && c.gen == gen { // nothing changed while we fetched
-		c.list = &cachedList{at: time.Now(), gen: gen, cs: slices.Clone(cs)}
+	if c.live && c.epoch == epoch && c.seq == seq { // nothing changed while we fetched
+		c.list = &cachedList{at: time.Now(), seq: seq, cs: slices.Clone(cs)}
 	}
 	c.mu.Unlock()
 	return cs, nil
@@ -163,22 +225,47 @@ func (c *stateCache) inspectRef(ctx context.Context, ref string) (backends.Conta
 		return c.b.Inspect(ctx, ref)
 	}
 	c.mu.Lock()
-	if e, ok := c.inspect[ref]; ok && c.usable(e.at, e.gen) {
+	if !c.live {
 		c.mu.Unlock()
-		return e.d, nil
+		return c.b.Inspect(ctx, ref)
 	}
-	gen := c.gen
+	id := ref
+	if named, ok := c.names[ref]; ok {
+		id = named
+	}
+	if d, ok := c.byID[id]; ok {
+		c.mu.Unlock()
+		return d, nil
+	}
+	if f, ok := c.flights[ref]; ok {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.d, f.err
+		case <-ctx.Done():
+			return backends.ContainerDetails{}, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[ref] = f
+	c.fetching++
+	seq, epoch := c.seq, c.epoch
 	c.mu.Unlock()
-	d, err := c.b.Inspect(ctx, ref)
-	if err != nil {
-		return d, err
-	}
+
+	// Detached from the caller: others may be waiting on this fetch.
+	f.d, f.err = c.b.Inspect(context.WithoutCancel(ctx), ref)
+
 	c.mu.Lock()
-	if c.live && c.gen == gen {
-		e := cachedInspect{at: time.Now(), gen: gen, d: d}
-		c.inspect[d.ID] = e
-		c.inspect[d.Name] = e
+	delete(c.flights, ref)
+	c.fetching--
+	if f.err == nil && c.live && c.epoch == epoch && c.allSeq <= seq && c.dirty[f.d.ID] <= seq {
+		c.byID[f.d.ID] = f.d
+		c.names[f.d.Name] = f.d.ID
+	}
+	if c.fetching == 0 {
+		clear(c.dirty)
 	}
 	c.mu.Unlock()
-	return d, nil
+	close(f.done)
+	return f.d, f.err
 }

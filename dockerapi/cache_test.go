@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/dockerhost"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -33,7 +34,7 @@ func TestCacheFreshness(t *testing.T) {
 	// network, not the container), stop, then create, on the backend itself.
 	ctx := context.Background()
 	net := ts.network("extra")
-	nc := ts.b.(backends.NetworkConnector)
+	nc := ts.b
 	if err := nc.Connect(ctx, net, id, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,11 @@ func TestCacheFreshness(t *testing.T) {
 	}
 	eventually(t, "external stop is seen", func() bool { return ts.state(id) == "exited" })
 	name := ts.label + "-ext"
-	if _, err := ts.b.Create(ctx, backends.ContainerSpec{Name: name, App: appOf(testImage), Labels: map[string]string{"cornus.test": ts.label}}); err != nil {
+	cs, err := backends.Resolve(backends.ResolveInput{Name: name, App: appOf(testImage), Labels: map[string]string{"cornus.test": ts.label}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.b.Create(ctx, cs); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "external create is listed", func() bool {
@@ -61,7 +66,7 @@ func TestCacheFreshness(t *testing.T) {
 // clients such as `docker run` and compose read state right after.
 func TestCacheWait(t *testing.T) {
 	ts := newTestServerOver(t, func(b backends.Backend) backends.Backend {
-		return eventFilter{Backend: b, es: b.(backends.EventSource), confirm: true}
+		return eventFilter{Backend: b.(*dockerhost.Backend), confirm: true}
 	}, WithCacheTTL(0))
 	ts.awaitLive()
 	id := ts.create(ts.label+"-w", "")
@@ -99,7 +104,7 @@ func TestCacheReadsThrough(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := newTestServerOver(t, func(b backends.Backend) backends.Backend {
-				return eventFilter{Backend: b, es: b.(backends.EventSource), confirm: tc.confirm}
+				return eventFilter{Backend: b.(*dockerhost.Backend), confirm: tc.confirm}
 			}, tc.opts...)
 			id := ts.create(ts.label+"-r", "")
 			if status, body, _ := ts.do("POST", "/containers/"+id+"/start", ""); status != 204 {
@@ -122,16 +127,15 @@ func TestCacheReadsThrough(t *testing.T) {
 // eventFilter shows the server a backend whose event stream carries no
 // events, and whose subscription is confirmed only if confirm is set.
 type eventFilter struct {
-	backends.Backend
-	es      backends.EventSource
-	confirm bool
+	*dockerhost.Backend // every other method, optional ones included
+	confirm             bool
 }
 
 func (f eventFilter) Events(ctx context.Context, o backends.EventOptions) (<-chan backends.Event, <-chan error) {
 	if !f.confirm {
 		o.Subscribed = nil
 	}
-	in, errs := f.es.Events(ctx, o)
+	in, errs := f.Backend.Events(ctx, o)
 	out := make(chan backends.Event)
 	go func() {
 		defer close(out)
@@ -213,4 +217,36 @@ func eventually(t *testing.T, what string, f func() bool) {
 
 func appOf(image string) spec.App {
 	return spec.App{Name: "ext", Image: image, Command: spec.Command{"sleep", "30"}}
+}
+
+// TestCacheWarmPerContainer (issue 17): a proxy that goes live inspects
+// every container once, so the first `docker compose ps` over hundreds is
+// served from memory; an event drops only the container it names, so a
+// busy container does not empty the cache for all others.
+func TestCacheWarmPerContainer(t *testing.T) {
+	first := newTestServer(t, WithCacheTTL(0))
+	ids := []string{first.create(first.label+"-a", ""), first.create(first.label+"-b", ""), first.create(first.label+"-c", "")}
+	ts := newTestServer(t, WithCacheTTL(0)) // goes live with the three already there
+	ts.awaitLive()
+	cached := func(id string) bool {
+		c := ts.srv.cache
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.byID[id]
+		return ok
+	}
+	eventually(t, "warm-up inspects every container", func() bool { return cached(ids[0]) && cached(ids[1]) && cached(ids[2]) })
+	if err := ts.b.Kill(context.Background(), ids[0], "SIGKILL"); err != nil && !errdefs.IsConflict(err) {
+		t.Fatal(err)
+	}
+	if err := ts.b.Start(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the started container's entry is dropped", func() bool { return !cached(ids[0]) })
+	if !cached(ids[1]) || !cached(ids[2]) {
+		t.Fatal("an event for one container dropped the others")
+	}
+	if s := ts.state(ids[0]); s != "running" {
+		t.Fatalf("after an external start: %s", s)
+	}
 }

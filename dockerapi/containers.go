@@ -17,6 +17,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/enginecreate"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -121,13 +122,13 @@ func matchContainer(c backends.Container, f filters) (bool, error) {
 	if ids := f["id"]; len(ids) > 0 && !anyMatch(ids, func(id string) bool { return strings.HasPrefix(c.ID, id) }) {
 		return false, nil
 	}
-	if st := f["status"]; len(st) > 0 && !anyMatch(st, func(s string) bool { return s == c.State }) {
+	if st := f["status"]; len(st) > 0 && !anyMatch(st, func(s string) bool { return s == string(c.State) }) {
 		return false, nil
 	}
 	if ex := f["exited"]; len(ex) > 0 && (c.State != backends.StateExited || !anyMatch(ex, func(s string) bool { return s == strconv.Itoa(c.ExitCode) })) {
 		return false, nil
 	}
-	if hs := f["health"]; len(hs) > 0 && !anyMatch(hs, func(h string) bool { return h == c.Health || (h == "none" && c.Health == "") }) {
+	if hs := f["health"]; len(hs) > 0 && !anyMatch(hs, func(h string) bool { return h == string(c.Health) || (h == "none" && c.Health == "") }) {
 		return false, nil
 	}
 	if an := f["ancestor"]; len(an) > 0 && !anyMatch(an, func(a string) bool {
@@ -174,7 +175,11 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("Conflict. The container name \"/%s\" is already in use by container \"%s\". You have to remove (or rename) that container to be able to reuse that name: %w", name, existing.ID, errdefs.ErrConflict))
 		return
 	}
-	if _, err := s.b.InspectImage(ctx, req.Config.Image); err != nil {
+	images, ok := want[backends.Images](s, w, backends.FeatureImages, "creating containers through the Docker API (it needs local images)")
+	if !ok {
+		return
+	}
+	if _, err := images.InspectImage(ctx, req.Config.Image); err != nil {
 		if errdefs.IsNotFound(err) {
 			err = fmt.Errorf("No such image: %s: %w", req.Config.Image, errdefs.ErrNotFound)
 		}
@@ -186,22 +191,27 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	cs, warns, err := toContainerSpec(createInput{Req: req, Name: name, Networks: known})
+	in, warns, err := enginecreate.ToApp(enginecreate.Input{Req: req, Name: name, Networks: known})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	uses, err := s.volumesFor(ctx, cs.Volumes)
+	uses, err := s.volumesFor(ctx, in.Volumes)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if err := s.checkCreate(name, cs.App, uses); err != nil {
+	if err := s.checkCreate(name, in.App, uses); err != nil {
 		writeError(w, err)
 		return
 	}
-	for _, wr := range backends.Unhonored(s.b.Name(), s.b.Capabilities(), cs.App) {
+	for _, wr := range backends.Unhonored(s.b.Name(), s.b.Capabilities(), in.App) {
 		warns = append(warns, wr.String())
+	}
+	cs, err := backends.Resolve(in)
+	if err != nil {
+		writeError(w, err)
+		return
 	}
 	if err := s.createVolumes(ctx, uses); err != nil {
 		writeError(w, err)
@@ -212,7 +222,7 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.cache.invalidate()
+	s.cache.invalidateID(c.ID)
 	if req.HostConfig != nil && req.HostConfig.AutoRemove {
 		s.mu.Lock()
 		s.autoRemove[c.ID] = true
@@ -267,7 +277,7 @@ func (s *Server) removeWhenDone(id string) {
 		return
 	}
 	_ = s.b.Remove(ctx, id, backends.RemoveOptions{Force: true, Volumes: true})
-	s.cache.invalidate()
+	s.cache.invalidateID(id)
 	s.mu.Lock()
 	delete(s.autoRemove, id)
 	s.mu.Unlock()
@@ -314,7 +324,11 @@ func (s *Server) containerRestart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {
-		return s.b.Restart(ctx, d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+		restarter, err := backends.Want[backends.Restarter](s.b, backends.FeatureRestart, "restart")
+		if err != nil {
+			return err
+		}
+		return restarter.Restart(ctx, d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
 	})
 }
 
@@ -331,16 +345,16 @@ func (s *Server) containerKill(w http.ResponseWriter, r *http.Request) {
 		if !d.Running() {
 			return fmt.Errorf("Cannot kill container: %s: Container %s is not running: %w", r.PathValue("id"), d.ID, errdefs.ErrConflict)
 		}
-		return s.b.Kill(ctx, d.ID, sig)
+		killer, err := backends.Want[backends.Signaler](s.b, backends.FeatureKill, "kill")
+		if err != nil {
+			return err
+		}
+		return killer.Kill(ctx, d.ID, sig)
 	})
 }
 
 func (s *Server) pauser(w http.ResponseWriter) (backends.Pauser, bool) {
-	p, ok := s.b.(backends.Pauser)
-	if !ok {
-		writeError(w, fmt.Errorf("pause is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
-	}
-	return p, ok
+	return want[backends.Pauser](s, w, backends.FeaturePause, "pause")
 }
 
 func (s *Server) containerPause(w http.ResponseWriter, r *http.Request) {
@@ -377,7 +391,7 @@ func (s *Server) containerWait(w http.ResponseWriter, r *http.Request) {
 	flush(w)
 	code, werr := s.waitFor(ctx, d, cond)
 	// The client reads state next; the die event may still be on its way.
-	s.cache.invalidate()
+	s.cache.invalidateID(d.ID)
 	resp := container.WaitResponse{StatusCode: int64(code)}
 	if werr != nil {
 		resp.Error = &container.WaitExitError{Message: werr.Error()}
@@ -437,9 +451,8 @@ func (s *Server) containerDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) {
-	pl, ok := s.b.(backends.ProcessLister)
+	pl, ok := want[backends.ProcessLister](s, w, backends.FeatureTop, "top")
 	if !ok {
-		writeError(w, fmt.Errorf("top is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
 		return
 	}
 	d, err := s.container(r.Context(), r.PathValue("id"))
@@ -460,9 +473,8 @@ func (s *Server) containerTop(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) containerRename(w http.ResponseWriter, r *http.Request) {
-	rn, ok := s.b.(backends.Renamer)
+	rn, ok := want[backends.Renamer](s, w, backends.FeatureRename, "rename")
 	if !ok {
-		writeError(w, fmt.Errorf("rename is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
 		return
 	}
 	name := strings.TrimPrefix(r.URL.Query().Get("name"), "/")
@@ -480,7 +492,7 @@ func (s *Server) mutate(w http.ResponseWriter, r *http.Request, op func(context.
 	d, err := s.container(r.Context(), r.PathValue("id"))
 	if err == nil {
 		err = op(r.Context(), d)
-		s.cache.invalidate()
+		s.cache.invalidateID(d.ID)
 	}
 	if err != nil {
 		writeError(w, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/statustext"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -20,7 +21,7 @@ import (
 func summary(c backends.Container) container.Summary {
 	s := container.Summary{
 		ID: c.ID, Names: []string{"/" + c.Name}, Image: c.Image, ImageID: c.ImageID, Command: c.Command,
-		Created: c.Created.Unix(), Labels: c.Labels, State: container.ContainerState(c.State), Status: c.Status,
+		Created: c.Created.Unix(), Labels: c.Labels, State: container.ContainerState(c.State), Status: statustext.Docker(c, time.Now()),
 		Ports:           []container.PortSummary{},
 		NetworkSettings: &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{}},
 	}
@@ -150,13 +151,9 @@ func mountPoints(ms []backends.MountPoint) []container.MountPoint {
 	return out
 }
 
-func restartPolicy(s string) container.RestartPolicy {
-	if s == "" {
+func restartPolicy(p spec.RestartPolicy) container.RestartPolicy {
+	if p.Name == "" {
 		return container.RestartPolicy{Name: "no"}
-	}
-	p, err := spec.ParseRestart(s)
-	if err != nil {
-		return container.RestartPolicy{Name: container.RestartPolicyMode(s)}
 	}
 	return container.RestartPolicy{Name: container.RestartPolicyMode(p.Name), MaximumRetryCount: p.MaxRetries}
 }

@@ -105,7 +105,7 @@ func (s *Server) eventsStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	var events <-chan backends.Event
-	if es, ok := s.b.(backends.EventSource); ok {
+	if es, err := backends.Want[backends.EventSource](s.b, backends.FeatureEvents, "events"); err == nil {
 		// The backend replays from Since and ends the stream at Until.
 		events, _ = es.Events(ctx, backends.EventOptions{Since: since, Until: until})
 	} else {

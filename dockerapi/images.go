@@ -67,7 +67,7 @@ func (s *Server) imageList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	imgs, err := s.b.ListImages(r.Context())
+	imgs, err := s.imageStore().ListImages(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
@@ -116,7 +116,7 @@ func (s *Server) imageGet(w http.ResponseWriter, r *http.Request) {
 		s.unknown(w, r)
 		return
 	}
-	img, err := s.b.InspectImage(r.Context(), ref)
+	img, err := s.imageStore().InspectImage(r.Context(), ref)
 	if err != nil {
 		if errdefs.IsNotFound(err) {
 			err = fmt.Errorf("No such image: %s: %w", ref, errdefs.ErrNotFound)
@@ -129,9 +129,9 @@ func (s *Server) imageGet(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) imageDelete(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
-	img, err := s.b.InspectImage(r.Context(), ref)
+	img, err := s.imageStore().InspectImage(r.Context(), ref)
 	if err == nil {
-		err = s.b.RemoveImage(r.Context(), ref, boolValue(r.URL.Query().Get("force")))
+		err = s.imageStore().RemoveImage(r.Context(), ref, boolValue(r.URL.Query().Get("force")))
 	}
 	if err != nil {
 		if errdefs.IsNotFound(err) {
@@ -163,7 +163,7 @@ type errorDetail struct {
 }
 
 func (s *Server) imageLoad(w http.ResponseWriter, r *http.Request) {
-	refs, err := s.b.LoadImage(r.Context(), r.Body)
+	refs, err := s.imageStore().LoadImage(r.Context(), r.Body)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -193,11 +193,15 @@ func (s *Server) imagePull(w http.ResponseWriter, r *http.Request) {
 			ref += ":" + tag
 		}
 	}
+	puller, ok := want[backends.Puller](s, w, backends.FeaturePull, "pulling images")
+	if !ok {
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	flush(w)
 	enc := json.NewEncoder(flushWriter{w})
-	err := s.b.PullImage(r.Context(), ref, func(p backends.PullProgress) {
+	err := puller.PullImage(r.Context(), ref, func(p backends.PullProgress) {
 		m := jsonMessage{Status: p.Status, ID: p.ID}
 		if p.Total > 0 {
 			m.Progress = &progressDetail{Current: p.Current, Total: p.Total}

@@ -17,7 +17,7 @@ import (
 // networkNames maps every way a client may name a network (name, ID, short
 // ID) to its runtime name.
 func (s *Server) networkNames(ctx context.Context) (map[string]string, error) {
-	nets, err := s.b.ListNetworks(ctx, backends.ListOptions{})
+	nets, err := s.networkStore().ListNetworks(ctx, backends.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (s *Server) networkNames(ctx context.Context) (map[string]string, error) {
 
 // network resolves a reference (name, ID or ID prefix).
 func (s *Server) network(ctx context.Context, ref string) (backends.Network, error) {
-	nets, err := s.b.ListNetworks(ctx, backends.ListOptions{})
+	nets, err := s.networkStore().ListNetworks(ctx, backends.ListOptions{})
 	if err != nil {
 		return backends.Network{}, err
 	}
@@ -88,7 +88,7 @@ func (s *Server) networkList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	nets, err := s.b.ListNetworks(r.Context(), backends.ListOptions{Labels: f.labels()})
+	nets, err := s.networkStore().ListNetworks(r.Context(), backends.ListOptions{Labels: f.labels()})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -156,7 +156,7 @@ func (s *Server) networkCreate(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		key = req.Name
 	}
-	created, err := s.b.EnsureNetwork(r.Context(), backends.NetworkSpec{Project: req.Labels[backends.ComposeProject], Key: key, Network: n, Labels: req.Labels})
+	created, err := s.networkStore().EnsureNetwork(r.Context(), backends.NetworkSpec{Project: req.Labels[backends.ComposeProject], Key: key, Network: n, Labels: req.Labels})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -167,7 +167,7 @@ func (s *Server) networkCreate(w http.ResponseWriter, r *http.Request) {
 func (s *Server) networkDelete(w http.ResponseWriter, r *http.Request) {
 	n, err := s.network(r.Context(), r.PathValue("id"))
 	if err == nil {
-		err = s.b.RemoveNetwork(r.Context(), n.ID)
+		err = s.networkStore().RemoveNetwork(r.Context(), n.ID)
 	}
 	if err != nil {
 		writeError(w, err)
@@ -177,11 +177,7 @@ func (s *Server) networkDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) connector(w http.ResponseWriter) (backends.NetworkConnector, bool) {
-	c, ok := s.b.(backends.NetworkConnector)
-	if !ok {
-		writeError(w, fmt.Errorf("connecting running containers to networks is not supported by the %s backend: %w", s.b.Name(), errdefs.ErrNotImplemented))
-	}
-	return c, ok
+	return want[backends.NetworkConnector](s, w, backends.FeatureConnect, "connecting running containers to networks")
 }
 
 func (s *Server) networkConnect(w http.ResponseWriter, r *http.Request) {
@@ -228,7 +224,7 @@ func (s *Server) connection(w http.ResponseWriter, r *http.Request, req any, con
 		return
 	}
 	err = op(r.Context(), conn, n.ID, c.ID)
-	s.cache.invalidate()
+	s.cache.invalidateID(c.ID)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -28,7 +28,7 @@ const testImage = "cornus-test/busybox:1"
 // backend) on a unix socket, as `cornus daemon docker` does.
 type testServer struct {
 	t      *testing.T
-	b      backends.Backend // the backend itself, behind the server's back
+	b      *dockerhost.Backend // the backend itself, behind the server's back
 	srv    *Server
 	client *http.Client
 	label  string // unique label value marking what a test creates

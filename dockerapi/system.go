@@ -44,7 +44,7 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	imgs, err := s.b.ListImages(ctx)
+	imgs, err := s.imageStore().ListImages(ctx)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -106,14 +106,16 @@ func (p *project) must(args ...string) string {
 func leftovers(t *testing.T, b backends.Backend, project string) (int, int, int) {
 	t.Helper()
 	ctx := context.Background()
-	sel := backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}, All: true}
+	sel := backends.ListOptions{Labels: map[string]string{backends.ComposeProject: project}, All: true}
 	cs, err := b.List(ctx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := b.ListNetworks(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
+	var ns []backends.Network
+	if netw, err := backends.Want[backends.Networks](b, backends.FeatureNetworks, "networks"); err == nil {
+		if ns, err = netw.ListNetworks(ctx, sel); err != nil {
+			t.Fatal(err)
+		}
 	}
 	vs, err := b.ListVolumes(ctx, sel)
 	if err != nil {

@@ -141,11 +141,16 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
 	// The backend removes what it created when the rest of creating
 	// (connecting networks, copying files) fails, and names the container.
-	c, err := e.b.Create(ctx, backends.ContainerSpec{
+	cs, err := backends.Resolve(backends.ResolveInput{
 		Project: p.Name, App: a, Replica: replica, Name: name,
 		Labels:   containerLabels(p.Name, a, replica, hash),
 		Networks: p.Networks, Volumes: p.Volumes, Files: files,
 	})
+	if err != nil {
+		e.failed(ctx, name, err)
+		return backends.Container{}, fmt.Errorf("create %s: %w", name, err)
+	}
+	c, err := e.b.Create(ctx, cs)
 	if err != nil {
 		e.failed(ctx, name, err)
 		return backends.Container{}, err

@@ -39,7 +39,7 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 	var cs []backends.Container
 	for _, c := range all {
 		if o.Spec != nil && !o.RemoveOrphans {
-			if _, ok := o.Spec.Services[c.App()]; !ok && c.Labels[backends.LabelOneoff] != "true" {
+			if _, ok := o.Spec.Services[c.App()]; !ok && !c.Oneoff() {
 				continue
 			}
 		}
@@ -93,7 +93,11 @@ func (e *Engine) stopContainers(ctx context.Context, cs []backends.Container, p 
 }
 
 func (e *Engine) removeNetworks(ctx context.Context, project string) error {
-	nets, err := e.b.ListNetworks(ctx, backends.ListOptions{Labels: projectLabels(project)})
+	netw := e.networks()
+	if netw == nil {
+		return nil
+	}
+	nets, err := netw.ListNetworks(ctx, backends.ListOptions{Labels: projectLabels(project)})
 	if err != nil {
 		return fmt.Errorf("list networks of %s: %w", project, err)
 	}
@@ -101,7 +105,7 @@ func (e *Engine) removeNetworks(ctx context.Context, project string) error {
 	for _, n := range nets {
 		g.Go(func() error {
 			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removing"})
-			if err := e.b.RemoveNetwork(gctx, n.ID); err != nil {
+			if err := netw.RemoveNetwork(gctx, n.ID); err != nil {
 				return fmt.Errorf("network %s: %w", n.Name, err) // the backend says "remove network ID"
 			}
 			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removed", Done: true})

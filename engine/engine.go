@@ -86,6 +86,7 @@ func (e *Engine) Warnings(p spec.Project) []spec.Warning {
 	var out []spec.Warning
 	for _, name := range p.ServiceNames() {
 		out = append(out, backends.Unhonored(e.b.Name(), e.caps, p.Services[name])...)
+		out = append(out, e.pullWarnings(p.Services[name])...)
 	}
 	return out
 }

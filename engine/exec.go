@@ -27,7 +27,7 @@ func (e *Engine) Exec(ctx context.Context, project string, o ExecOptions) (int, 
 		return -1, err
 	}
 	if !c.Running() {
-		return -1, fmt.Errorf("container %s is not running (%s): %w", c.Name, c.Status, errdefs.ErrConflict)
+		return -1, fmt.Errorf("container %s is not running (%s): %w", c.Name, c.State, errdefs.ErrConflict)
 	}
 	return e.b.Exec(ctx, c.ID, o.ExecOptions)
 }

@@ -27,11 +27,11 @@ const (
 type healthMonitor struct {
 	stop   context.CancelFunc
 	mu     sync.Mutex
-	status string
+	status backends.Health
 	log    []backends.HealthResult
 }
 
-func (m *healthMonitor) get() string {
+func (m *healthMonitor) get() backends.Health {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.status
@@ -121,7 +121,7 @@ func durOr(d *spec.Duration, def time.Duration) time.Duration {
 }
 
 // healthOf is a container's health: the runtime's, or the engine's monitor.
-func (e *Engine) healthOf(c backends.Container) string {
+func (e *Engine) healthOf(c backends.Container) backends.Health {
 	if e.caps.NativeHealthcheck {
 		return c.Health
 	}

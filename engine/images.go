@@ -34,6 +34,9 @@ func (n imageNeed) stricter(o imageNeed) bool {
 // always, or refresh when the local image was tagged longer ago than its
 // interval (daily, weekly, every_<duration>).
 func (e *Engine) ensureImages(ctx context.Context, apps []spec.App) error {
+	if e.images() == nil {
+		return nil // the runtime fetches images itself
+	}
 	needs := map[string]imageNeed{}
 	for _, a := range apps {
 		kind, every, _ := spec.ParsePullPolicy(a.PullPolicy) // validated
@@ -57,7 +60,7 @@ func (e *Engine) ensureImages(ctx context.Context, apps []spec.App) error {
 func (e *Engine) ensureImage(ctx context.Context, ref string, need imageNeed) error {
 	present := false
 	if need.kind != spec.PullAlways {
-		img, err := e.b.InspectImage(ctx, ref)
+		img, err := e.images().InspectImage(ctx, ref)
 		switch {
 		case err == nil && need.kind == spec.PullRefresh && !img.LastTagged.IsZero() && time.Since(img.LastTagged) < need.every:
 			return nil // refreshed recently enough
@@ -71,8 +74,15 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, need imageNeed) er
 			return fmt.Errorf("image %s is not present and pull_policy is never: load it with `cornus image load -i FILE.tar`: %w", ref, errdefs.ErrNotFound)
 		}
 	}
+	puller, err := backends.Want[backends.Puller](e.b, backends.FeaturePull, "pulling images")
+	switch {
+	case err != nil && present:
+		return nil // warned about by Warnings: the local image is used
+	case err != nil:
+		return fmt.Errorf("image %s is not present and %w: load it with `cornus image load -i FILE.tar`", ref, err)
+	}
 	e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling"})
-	err := e.b.PullImage(ctx, ref, func(pp backends.PullProgress) {
+	err = puller.PullImage(ctx, ref, func(pp backends.PullProgress) {
 		if pp.Total > 0 {
 			e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling", Text: fmt.Sprintf("%d%%", pp.Current*100/pp.Total)})
 		}
@@ -89,4 +99,17 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, need imageNeed) er
 	}
 	e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulled", Done: true})
 	return nil
+}
+
+// pullWarnings says, for a backend that cannot pull, which apps' pull
+// policies it cannot honor.
+func (e *Engine) pullWarnings(a spec.App) []spec.Warning {
+	if e.caps.Has(backends.FeaturePull) || e.images() == nil {
+		return nil
+	}
+	kind, _, _ := spec.ParsePullPolicy(a.PullPolicy)
+	if kind != spec.PullAlways && kind != spec.PullRefresh {
+		return nil
+	}
+	return []spec.Warning{{Service: a.Name, Field: "pullPolicy", Message: a.PullPolicy + ": the " + e.b.Name() + " backend cannot pull images; the local image is used (load newer ones with `cornus image load`)"}}
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,10 +21,19 @@ type imageStore struct {
 	tagged  map[string]time.Time
 	pulled  []string
 	offline bool
+	noPull  bool // the runtime cannot pull (declares no FeaturePull)
 }
 
-func (s *imageStore) Capabilities() backends.Capabilities { return backends.Capabilities{} }
-func (s *imageStore) Name() string                        { return "fake" }
+func (s *imageStore) Capabilities() backends.Capabilities {
+	if s.noPull {
+		return backends.Capabilities{Features: []backends.Feature{backends.FeatureImages}}
+	}
+	return backends.Capabilities{Features: []backends.Feature{backends.FeatureImages, backends.FeaturePull}}
+}
+func (s *imageStore) LoadImage(context.Context, io.Reader) ([]string, error) { return nil, nil }
+func (s *imageStore) ListImages(context.Context) ([]backends.Image, error)   { return nil, nil }
+func (s *imageStore) RemoveImage(context.Context, string, bool) error        { return nil }
+func (s *imageStore) Name() string                                           { return "fake" }
 func (s *imageStore) InspectImage(_ context.Context, ref string) (backends.Image, error) {
 	at, ok := s.tagged[ref]
 	if !ok {
@@ -69,5 +80,23 @@ func TestPullPolicies(t *testing.T) {
 		if (err != nil) != c.fails || (len(s.pulled) > 0) != c.pull {
 			t.Errorf("%q tagged %v ago offline %v: pulled %v err %v; want pull %v fails %v", c.policy, c.tagged, c.offline, s.pulled, err, c.pull, c.fails)
 		}
+	}
+}
+
+// TestNoPull: a backend that cannot pull uses what it has, says so for
+// policies that ask for pulls, and fails clearly for a missing image.
+func TestNoPull(t *testing.T) {
+	s := &imageStore{tagged: map[string]time.Time{"img": time.Now().Add(-48 * time.Hour)}, noPull: true}
+	e := New(s)
+	if err := e.ensureImages(context.Background(), []spec.App{{Name: "a", Image: "img", PullPolicy: "daily"}}); err != nil || len(s.pulled) != 0 {
+		t.Fatalf("present image due a refresh: %v, pulled %v", err, s.pulled)
+	}
+	ws := e.Warnings(spec.Project{Name: "p", Services: map[string]spec.App{"a": {Name: "a", Image: "img", PullPolicy: "daily"}}})
+	if len(ws) != 1 || ws[0].Field != "pullPolicy" || !strings.Contains(ws[0].Message, "cannot pull") {
+		t.Fatalf("warnings: %v", ws)
+	}
+	err := e.ensureImages(context.Background(), []spec.App{{Name: "a", Image: "missing"}})
+	if !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), "cornus image load") {
+		t.Fatalf("missing image: %v", err)
 	}
 }

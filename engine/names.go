@@ -24,12 +24,14 @@ func containerName(project string, a spec.App, replica int) string {
 }
 
 // projectLabels select everything of a project.
+// projectLabels and appLabels select by docker compose's labels, which
+// cornus sets too: a project docker compose created is found as well.
 func projectLabels(project string) map[string]string {
-	return map[string]string{backends.LabelProject: project}
+	return map[string]string{backends.ComposeProject: project}
 }
 
 func appLabels(project, app string) map[string]string {
-	return map[string]string{backends.LabelProject: project, backends.LabelApp: app}
+	return map[string]string{backends.ComposeProject: project, backends.ComposeService: app}
 }
 
 // containerLabels identify a replica, for cornus and for docker compose.

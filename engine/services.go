@@ -123,7 +123,7 @@ func (e *Engine) Restart(ctx context.Context, project string, o LifecycleOptions
 	for _, c := range cs {
 		g.Go(func() error {
 			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
-			if err := e.b.Restart(gctx, c.ID, backends.StopOptions{Timeout: o.Timeout}); err != nil {
+			if err := e.restartContainer(gctx, c.ID, backends.StopOptions{Timeout: o.Timeout}); err != nil {
 				return fmt.Errorf("restart %s: %w", c.Name, err)
 			}
 			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Started", Done: true})
@@ -143,11 +143,15 @@ func (e *Engine) Kill(ctx context.Context, project string, o LifecycleOptions) e
 	if sig == "" {
 		sig = "SIGKILL"
 	}
+	killer, err := backends.Want[backends.Signaler](e.b, backends.FeatureKill, "sending signals (kill)")
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, c := range cs {
 		g.Go(func() error {
 			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Killing"})
-			if err := e.b.Kill(gctx, c.ID, sig); err != nil {
+			if err := killer.Kill(gctx, c.ID, sig); err != nil {
 				return fmt.Errorf("kill %s: %w", c.Name, err)
 			}
 			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Killed", Done: true})
@@ -207,9 +211,9 @@ func (e *Engine) Port(ctx context.Context, project, service string, port int, pr
 
 // Top lists each running container's processes.
 func (e *Engine) Top(ctx context.Context, project string, services []string) (map[string]backends.Processes, error) {
-	pl, ok := e.b.(backends.ProcessLister)
-	if !ok {
-		return nil, fmt.Errorf("the %s backend cannot list processes", e.b.Name())
+	pl, err := backends.Want[backends.ProcessLister](e.b, backends.FeatureTop, "listing processes (top)")
+	if err != nil {
+		return nil, err
 	}
 	cs, err := e.selected(ctx, project, services, false)
 	if err != nil {
@@ -241,7 +245,7 @@ func (e *Engine) Images(ctx context.Context, project string, services []string) 
 	}
 	var out []ImageUse
 	for _, c := range cs {
-		img, err := e.b.InspectImage(ctx, c.Image)
+		img, err := e.inspectImage(ctx, c.Image)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
@@ -255,8 +259,8 @@ func groupByApp(cs []backends.Container) (map[string][]backends.Container, map[s
 	deps := map[string][]string{}
 	for _, c := range cs {
 		byApp[c.App()] = append(byApp[c.App()], c)
-		if d := c.Labels[backends.LabelDependsOn]; d != "" {
-			deps[c.App()] = strings.Split(d, ",")
+		if d := c.DependsOn(); len(d) > 0 {
+			deps[c.App()] = d
 		}
 	}
 	return byApp, deps

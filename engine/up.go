@@ -94,12 +94,16 @@ func (e *Engine) ensureResources(ctx context.Context, p spec.Project, apps []spe
 			}
 		}
 	}
+	netw := e.networks()
+	if netw == nil {
+		nets = nil // the runtime networks its containers itself
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, key := range sortedSet(nets) {
 		n := p.Networks[key]
 		g.Go(func() error {
 			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Creating"})
-			_, err := e.b.EnsureNetwork(gctx, backends.NetworkSpec{Project: p.Name, Key: key, Network: n, Labels: map[string]string{
+			_, err := netw.EnsureNetwork(gctx, backends.NetworkSpec{Project: p.Name, Key: key, Network: n, Labels: map[string]string{
 				backends.ComposeProject: p.Name, backends.ComposeNetwork: key,
 			}})
 			if err != nil {
@@ -133,7 +137,7 @@ func (e *Engine) ensureResources(ctx context.Context, p spec.Project, apps []spe
 func (e *Engine) orphans(ctx context.Context, p spec.Project, all []backends.Container, remove bool) (UpResult, error) {
 	var res UpResult
 	for _, c := range all {
-		if _, ok := p.Services[c.App()]; !ok && c.Labels[backends.LabelOneoff] != "true" {
+		if _, ok := p.Services[c.App()]; !ok && !c.Oneoff() {
 			res.Orphans = append(res.Orphans, c)
 		}
 	}
@@ -217,7 +221,7 @@ func (e *Engine) restartApp(ctx context.Context, project string, a spec.App) err
 	}
 	for _, c := range cs {
 		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
-		if err := e.b.Restart(ctx, c.ID, backends.StopOptions{}); err != nil {
+		if err := e.restartContainer(ctx, c.ID, backends.StopOptions{}); err != nil {
 			return fmt.Errorf("restart %s: %w", c.Name, err)
 		}
 		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarted", Done: true})

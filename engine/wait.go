@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/statustext"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -63,7 +64,7 @@ func (e *Engine) allHealthy(ctx context.Context, dep string, cs []backends.Conta
 	for _, c := range cs {
 		switch {
 		case c.State == backends.StateRestarting:
-			return false, fmt.Errorf("dependency %s is crash-looping (%s)%s", dep, c.Status, e.lastLogs(ctx, c.ID))
+			return false, fmt.Errorf("dependency %s is crash-looping (%s)%s", dep, statustext.Docker(c, time.Now()), e.lastLogs(ctx, c.ID))
 		case !c.Running():
 			return false, fmt.Errorf("dependency %s exited (%s) before becoming healthy%s", dep, statusWord(c), e.lastLogs(ctx, c.ID))
 		case e.healthOf(c) == backends.HealthUnhealthy:
@@ -103,7 +104,7 @@ func statusWord(c backends.Container) string {
 	if c.State == backends.StateExited {
 		return fmt.Sprintf("exit code %d", c.ExitCode)
 	}
-	return c.State
+	return string(c.State)
 }
 
 // lastLogs returns the container's last lines, indented, for error messages.
@@ -167,7 +168,7 @@ func (e *Engine) waitReady(ctx context.Context, p spec.Project, sel map[string]b
 					continue
 				}
 				if c.State == backends.StateRestarting {
-					return false, fmt.Errorf("service %s: container %s is crash-looping (%s)%s", name, c.Name, c.Status, e.lastLogs(ctx, c.ID))
+					return false, fmt.Errorf("service %s: container %s is crash-looping (%s)%s", name, c.Name, statustext.Docker(c, time.Now()), e.lastLogs(ctx, c.ID))
 				}
 				if !c.Running() {
 					return false, fmt.Errorf("service %s: container %s exited (%s)%s", name, c.Name, statusWord(c), e.lastLogs(ctx, c.ID))

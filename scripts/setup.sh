@@ -21,3 +21,4 @@ if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/d
 	npm install -g --no-fund --no-audit @devcontainers/cli@0.89.0 >/dev/null
 fi
 "$here/dockerd.sh"
+"$here/containerd.sh"

@@ -109,3 +109,17 @@ func sortedCopy(s []string) []string {
 	sort.Strings(c)
 	return c
 }
+
+// SignalName is a signal's canonical name: SIGTERM, SIGRTMIN+3, or the
+// number for signals without one.
+func SignalName(n int) string {
+	for name, v := range signals {
+		if v == n {
+			return "SIG" + name
+		}
+	}
+	if n >= 34 && n <= 64 {
+		return "SIGRTMIN+" + strconv.Itoa(n-34)
+	}
+	return strconv.Itoa(n)
+}

@@ -344,7 +344,7 @@ var cases = []testCase{
 				x.t.Fatal(err)
 			}
 			if c := x.one("graceful"); c.ExitCode != 42 {
-				x.t.Fatalf("graceful exit code %d (%s): the stop signal was not delivered", c.ExitCode, c.Status)
+				x.t.Fatalf("graceful exit code %d (%s): the stop signal was not delivered", c.ExitCode, c.State)
 			}
 			// The stubborn app ignores SIGTERM: it is killed at its own
 			// grace (2 s), not at a runtime default (Docker's is 10 s).
@@ -354,7 +354,7 @@ var cases = []testCase{
 			}
 			took := time.Since(begin)
 			if c := x.one("stubborn"); c.ExitCode != 137 {
-				x.t.Fatalf("stubborn exit code %d (%s): want 137 (killed after the grace period)", c.ExitCode, c.Status)
+				x.t.Fatalf("stubborn exit code %d (%s): want 137 (killed after the grace period)", c.ExitCode, c.State)
 			}
 			if took < 2*time.Second || took > 7*time.Second {
 				x.t.Fatalf("stop of a SIGTERM-ignoring app took %v: want its 2 s grace, not a runtime default", took)
@@ -572,7 +572,7 @@ var cases = []testCase{
 					x.t.Fatal(err)
 				}
 			}
-			ns, err := x.b.ListNetworks(x.ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: x.project}})
+			ns, err := x.networks().ListNetworks(x.ctx, backends.ListOptions{Labels: map[string]string{backends.ComposeProject: x.project}})
 			if err != nil || len(ns) != 1 || len(x.containers("app")) != 1 {
 				x.t.Fatalf("networks %d, containers %d, err %v", len(ns), len(x.containers("app")), err)
 			}
@@ -582,11 +582,11 @@ var cases = []testCase{
 		name:   "images: inspect, list, missing is NotFound",
 		fields: []string{"image"},
 		run: func(x *env) {
-			img, err := x.b.InspectImage(x.ctx, Image)
+			img, err := x.images().InspectImage(x.ctx, Image)
 			if err != nil || img.ID == "" {
 				x.t.Fatalf("inspect %s: %v", Image, err)
 			}
-			imgs, err := x.b.ListImages(x.ctx)
+			imgs, err := x.images().ListImages(x.ctx)
 			if err != nil {
 				x.t.Fatal(err)
 			}
@@ -597,7 +597,7 @@ var cases = []testCase{
 			if !found {
 				x.t.Fatal("ListImages misses the loaded image")
 			}
-			if _, err := x.b.InspectImage(x.ctx, "cornus-test/absent:"+x.project); !errdefs.IsNotFound(err) {
+			if _, err := x.images().InspectImage(x.ctx, "cornus-test/absent:"+x.project); !errdefs.IsNotFound(err) {
 				x.t.Fatalf("missing image: want NotFound, got %v", err)
 			}
 			// An image the runtime lacks under pull_policy never is a clear
@@ -682,7 +682,7 @@ var cases = []testCase{
 			if out, code := x.sh("open", "cat /tmp/eof"); code == 0 {
 				x.t.Fatalf("stdinOpen: the app's stdin ended (%s)", out)
 			}
-			if at, ok := x.b.(backends.Attacher); ok {
+			if at, err := backends.Want[backends.Attacher](x.b, backends.FeatureAttach, "attach"); err == nil {
 				err := at.Attach(x.ctx, x.one("open").ID, backends.AttachOptions{Stdin: strings.NewReader("typed-in\n"), Stdout: io.Discard, Stream: true})
 				if err != nil {
 					x.t.Fatalf("attach stdin: %v", err)

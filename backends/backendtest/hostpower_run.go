@@ -101,16 +101,29 @@ func (x *env) hostPowerProject(h HostEnv, c HostPowerCase) spec.Project {
 // engineHealth makes a backend with native healthchecks look like one
 // without, so the engine's own prober (used by runtimes that have none) is
 // proven on a real daemon: healthchecks never reach the backend.
-type engineHealth struct{ backends.Backend }
+// It keeps the inner backend's networks and images (the cases need them)
+// and declares only those features.
+type engineHealth struct {
+	backends.Backend
+	backends.Networks
+	backends.Images
+}
+
+func newEngineHealth(b backends.Backend) engineHealth {
+	n, _ := backends.Want[backends.Networks](b, backends.FeatureNetworks, "networks")
+	i, _ := backends.Want[backends.Images](b, backends.FeatureImages, "images")
+	return engineHealth{Backend: b, Networks: n, Images: i}
+}
 
 func (e engineHealth) Capabilities() backends.Capabilities {
 	c := e.Backend.Capabilities()
 	c.NativeHealthcheck = false
 	c.Gaps = maps.Clone(c.Gaps)
+	c.Features = []backends.Feature{backends.FeatureNetworks, backends.FeatureImages}
 	return c
 }
 
 func (e engineHealth) Create(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
-	cs.App.Healthcheck = nil
+	cs.Healthcheck = &backends.Healthcheck{Disabled: true} // the image may have one too
 	return e.Backend.Create(ctx, cs)
 }

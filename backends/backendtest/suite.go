@@ -38,6 +38,7 @@ func Run(t *testing.T, open Open) {
 	b := open(t)
 	t.Cleanup(func() { _ = b.Close() })
 	t.Run("floor", func(t *testing.T) { checkFloor(t, b.Name(), b.Capabilities()) })
+	t.Run("features", func(t *testing.T) { checkFeatures(t, b) })
 	loadImage(t, b)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func Run(t *testing.T, open Open) {
 	})
 	if b.Capabilities().NativeHealthcheck {
 		t.Run("engine-run healthchecks", func(t *testing.T) {
-			eb := engineHealth{Backend: b}
+			eb := newEngineHealth(b)
 			for _, c := range cases {
 				if !slices.Contains(c.fields, "healthcheck") {
 					continue
@@ -78,14 +79,18 @@ func Run(t *testing.T, open Open) {
 func loadImage(t *testing.T, b backends.Backend) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := b.InspectImage(ctx, Image); err == nil {
+	images, err := backends.Want[backends.Images](b, backends.FeatureImages, "loading the test image")
+	if err != nil {
+		t.Fatalf("%v: the suite needs a way to bring in its image", err)
+	}
+	if _, err := images.InspectImage(ctx, Image); err == nil {
 		return
 	}
 	var buf bytes.Buffer
 	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: Image, UDPSink: true}); err != nil {
 		t.Fatalf("build test image: %v", err)
 	}
-	refs, err := b.LoadImage(ctx, &buf)
+	refs, err := images.LoadImage(ctx, &buf)
 	if err != nil {
 		t.Fatalf("load test image: %v", err)
 	}
@@ -157,7 +162,7 @@ func (x *env) up(p spec.Project, o ...engine.UpOptions) {
 // containers lists an app's containers (all states).
 func (x *env) containers(app string) []backends.Container {
 	x.t.Helper()
-	cs, err := x.b.List(x.ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: x.project, backends.LabelApp: app}, All: true})
+	cs, err := x.b.List(x.ctx, backends.ListOptions{Labels: map[string]string{backends.ComposeProject: x.project, backends.ComposeService: app}, All: true})
 	if err != nil {
 		x.t.Fatalf("list: %v", err)
 	}
@@ -213,11 +218,11 @@ func (x *env) eventually(what string, check func() string) {
 // assertNothingLeft checks no container, network or volume of the project
 // remains.
 func (x *env) assertNothingLeft(ctx context.Context) {
-	sel := backends.ListOptions{Labels: map[string]string{backends.LabelProject: x.project}, All: true}
+	sel := backends.ListOptions{Labels: map[string]string{backends.ComposeProject: x.project}, All: true}
 	if cs, err := x.b.List(ctx, sel); err == nil && len(cs) > 0 {
 		x.t.Errorf("containers left behind: %d", len(cs))
 	}
-	if ns, err := x.b.ListNetworks(ctx, sel); err == nil && len(ns) > 0 {
+	if ns, err := x.networks().ListNetworks(ctx, sel); err == nil && len(ns) > 0 {
 		x.t.Errorf("networks left behind: %d", len(ns))
 	}
 	if vs, err := x.b.ListVolumes(ctx, sel); err == nil && len(vs) > 0 {
@@ -287,3 +292,25 @@ func sleeper(name string) spec.App {
 }
 
 func errf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// images is the backend's image store; a case that needs one is skipped
+// when the backend declares none.
+func (x *env) images() backends.Images {
+	x.t.Helper()
+	i, err := backends.Want[backends.Images](x.b, backends.FeatureImages, "images")
+	if err != nil {
+		x.t.Skip(err)
+	}
+	return i
+}
+
+// networks is the backend's network management (a floor field: every
+// backend must declare it).
+func (x *env) networks() backends.Networks {
+	x.t.Helper()
+	n, err := backends.Want[backends.Networks](x.b, backends.FeatureNetworks, "networks")
+	if err != nil {
+		x.t.Fatalf("%v: networks are on the floor", err)
+	}
+	return n
+}

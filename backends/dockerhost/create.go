@@ -9,13 +9,14 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/enginecreate"
 )
 
 // Create makes the container (not started): create with the first
 // network, connect the others, copy secrets and configs in. On any failure
 // after the container exists it is removed again.
 func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
-	req, err := buildCreate(cs, b.api)
+	req, err := enginecreate.FromSpec(cs, enginecreate.Options{StartInterval: b.atLeast(apiStartInterval), Subpath: b.atLeast(apiSubpath)})
 	if err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
@@ -58,7 +59,7 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 	return c, nil
 }
 
-func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.ContainerSpec, req createRequest) (backends.Container, error) {
+func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.ContainerSpec, req enginecreate.Request) (backends.Container, error) {
 	for _, n := range req.Connect {
 		if _, err := b.cli.NetworkConnect(ctx, n.Name, client.NetworkConnectOptions{Container: id, EndpointConfig: n.Endpoint}); err != nil {
 			return backends.Container{}, wrap(err, "create container %s: connect network %s", cs.Name, n.Name)
@@ -66,7 +67,7 @@ func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.Conta
 	}
 	if len(cs.Files) > 0 {
 		if err := b.copyFiles(ctx, id, cs.Files); err != nil {
-			if cs.App.ReadOnly {
+			if cs.ReadOnly {
 				return backends.Container{}, fmt.Errorf("create container %s: readOnly: Docker cannot copy secrets and configs into a read-only root filesystem (put their targets on a volume, or drop readOnly): %w", cs.Name, err)
 			}
 			return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)

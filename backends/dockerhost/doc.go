@@ -5,14 +5,14 @@
 // Entry points: New (WithHost, WithEnviron: DOCKER_HOST, else
 // CORNUS_DOCKER_SOCK as a path or unix:// URL, else
 // /var/run/docker.sock) and the *Backend methods of backends.Backend plus
-// every optional interface: Attacher, Pauser, Copier, ProcessLister,
-// EventSource, NetworkConnector. It imports backends and spec only; never
-// the engine or the CLI, and it never shells out to the docker CLI.
+// every optional feature (backends.AllFeatures). Create bodies come from
+// enginecreate.FromSpec. It imports backends, enginecreate and spec only;
+// never the engine or the CLI, and it never shells out to the docker CLI.
 //
 // # Capability matrix
 //
 // Honored natively: healthchecks (Docker runs them) and restart policies.
-// Every spec.App field maps onto the create request (see createconfig.go)
+// Every spec.App field maps onto the create request (see enginecreate)
 // except:
 //
 //	field                          API   reason
@@ -32,8 +32,9 @@
 //     a stop with the rest of the grace period;
 //   - exec TTY size: set by a resize once the exec runs (ConsoleSize on
 //     exec create/start needs 1.42);
-//   - health in List: read from the status text ("(healthy)"), the
-//     summary's Health field is newer;
+//   - health, exit code and start/finish times in List: read back from the
+//     status text ("Up 3 seconds (healthy)"), the summary has no times and
+//     its Health field is newer;
 //   - network names: the daemon does not check duplicates for this
 //     client (no CheckDuplicate) and never atomically, so EnsureNetwork
 //     looks networks up by labels, and after creating one re-lists and

@@ -16,7 +16,7 @@ import (
 // parent directories created, existing ones left as they were.
 func TestFiles(t *testing.T) {
 	b, ctx := setup(t)
-	c := createApp(t, b, unique(t, "proj"), spec.App{Name: "app", Command: sh("sleep 60")}, func(cs *backends.ContainerSpec) {
+	c := createApp(t, b, unique(t, "proj"), spec.App{Name: "app", Command: sh("sleep 60")}, func(cs *backends.ResolveInput) {
 		cs.Files = []backends.File{
 			{Target: "/run/secrets/db_password", Content: []byte("s3cret"), UID: 1000, GID: 1000, Mode: 0o400},
 			{Target: "/tmp/conf/app.conf", Content: []byte("a=1\n")},

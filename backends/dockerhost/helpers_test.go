@@ -84,18 +84,22 @@ func unique(t *testing.T, prefix string) string {
 
 // createApp creates a container and removes it (with its anonymous
 // volumes) when the test ends, pass or fail.
-func createApp(t *testing.T, b *Backend, project string, app spec.App, mod ...func(*backends.ContainerSpec)) backends.Container {
+func createApp(t *testing.T, b *Backend, project string, app spec.App, mod ...func(*backends.ResolveInput)) backends.Container {
 	t.Helper()
 	if app.Image == "" {
 		app.Image = testRef
 	}
 	name := unique(t, app.Name)
-	cs := backends.ContainerSpec{
+	in := backends.ResolveInput{
 		Project: project, App: app, Replica: 1, Name: name,
 		Labels: map[string]string{backends.LabelProject: project, backends.LabelApp: app.Name, backends.LabelReplica: "1"},
 	}
 	for _, m := range mod {
-		m(&cs)
+		m(&in)
+	}
+	cs, err := backends.Resolve(in)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -173,3 +177,13 @@ func logsOf(t *testing.T, b *Backend, id string) (string, string) {
 }
 
 func trimmed(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r", "")) }
+
+// resolved is backends.Resolve for a test's input.
+func resolved(t *testing.T, in backends.ResolveInput) backends.ContainerSpec {
+	t.Helper()
+	cs, err := backends.Resolve(in)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", in.Name, err)
+	}
+	return cs
+}

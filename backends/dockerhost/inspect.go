@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -22,19 +21,19 @@ func (b *Backend) Inspect(ctx context.Context, id string) (backends.ContainerDet
 	if err != nil {
 		return backends.ContainerDetails{}, wrap(err, "inspect container %s", id)
 	}
-	return details(res.Container, time.Now()), nil
+	return details(res.Container), nil
 }
 
-func details(r container.InspectResponse, now time.Time) backends.ContainerDetails {
+func details(r container.InspectResponse) backends.ContainerDetails {
 	d := backends.ContainerDetails{
 		Container: backends.Container{
-			ID:      r.ID,
-			Name:    strings.TrimPrefix(r.Name, "/"),
-			ImageID: r.Image,
-			Command: strings.Join(append([]string{r.Path}, r.Args...), " "),
-			Created: parseTime(r.Created),
+			ID:           r.ID,
+			Name:         strings.TrimPrefix(r.Name, "/"),
+			ImageID:      r.Image,
+			Command:      strings.Join(append([]string{r.Path}, r.Args...), " "),
+			Created:      parseTime(r.Created),
+			RestartCount: r.RestartCount,
 		},
-		RestartCount: r.RestartCount,
 	}
 	if c := r.Config; c != nil {
 		d.Image = c.Image
@@ -49,10 +48,13 @@ func details(r container.InspectResponse, now time.Time) backends.ContainerDetai
 	if h := r.HostConfig; h != nil {
 		d.Config.Privileged = h.Privileged
 		d.Config.Init = h.Init != nil && *h.Init
-		d.Config.RestartPolicy = restartString(h.RestartPolicy)
+		d.Config.RestartPolicy = spec.RestartPolicy{Name: string(h.RestartPolicy.Name), MaxRetries: h.RestartPolicy.MaximumRetryCount}
+		if d.Config.RestartPolicy.Name == "" {
+			d.Config.RestartPolicy.Name = spec.RestartNo
+		}
 	}
 	if s := r.State; s != nil {
-		d.State = string(s.Status)
+		d.State = backends.State(s.Status)
 		d.ExitCode = s.ExitCode
 		d.Pid = s.Pid
 		d.StartedAt = parseTime(s.StartedAt)
@@ -67,7 +69,6 @@ func details(r container.InspectResponse, now time.Time) backends.ContainerDetai
 				}
 			}
 		}
-		d.Status = stateText(s, d.StartedAt, d.FinishedAt, now)
 	}
 	d.Mounts = mountPoints(r.Mounts)
 	if ns := r.NetworkSettings; ns != nil {
@@ -102,35 +103,7 @@ func endpointInfo(ep *network.EndpointSettings) backends.EndpointInfo {
 	}
 }
 
-// stateText is Docker's human status ("Up 3 seconds (healthy)",
-// "Exited (0) 2 minutes ago"), as docker ps shows it.
-func stateText(s *container.State, started, finished, now time.Time) string {
-	switch {
-	case s.Running && s.Paused:
-		return "Up " + units.HumanDuration(now.Sub(started)) + " (Paused)"
-	case s.Restarting:
-		return fmt.Sprintf("Restarting (%d) %s ago", s.ExitCode, units.HumanDuration(now.Sub(finished)))
-	case s.Running && s.Health != nil && s.Health.Status != container.NoHealthcheck && s.Health.Status != "":
-		h := string(s.Health.Status)
-		if s.Health.Status == container.Starting {
-			h = "health: starting"
-		}
-		return "Up " + units.HumanDuration(now.Sub(started)) + " (" + h + ")"
-	case s.Running:
-		return "Up " + units.HumanDuration(now.Sub(started))
-	case s.Status == container.StateRemoving:
-		return "Removal In Progress"
-	case s.Dead:
-		return "Dead"
-	case started.IsZero():
-		return "Created"
-	case finished.IsZero():
-		return ""
-	}
-	return fmt.Sprintf("Exited (%d) %s ago", s.ExitCode, units.HumanDuration(now.Sub(finished)))
-}
-
-func healthString(h container.HealthStatus) string {
+func healthString(h container.HealthStatus) backends.Health {
 	switch h {
 	case container.Starting:
 		return backends.HealthStarting
@@ -140,16 +113,6 @@ func healthString(h container.HealthStatus) string {
 		return backends.HealthUnhealthy
 	}
 	return backends.HealthNone
-}
-
-func restartString(p container.RestartPolicy) string {
-	if p.Name == container.RestartPolicyOnFailure && p.MaximumRetryCount > 0 {
-		return fmt.Sprintf("%s:%d", p.Name, p.MaximumRetryCount)
-	}
-	if p.Name == "" {
-		return string(container.RestartPolicyDisabled)
-	}
-	return string(p.Name)
 }
 
 func specHealthcheck(h *container.HealthConfig) *spec.Healthcheck {

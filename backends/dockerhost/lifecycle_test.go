@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/statustext"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -30,8 +31,8 @@ func TestLifecycle(t *testing.T) {
 		Init:            new(bool),
 	}
 	c := createApp(t, b, project, app)
-	if c.State != backends.StateCreated || c.Status != "Created" {
-		t.Fatalf("after create: state %q status %q", c.State, c.Status)
+	if c.State != backends.StateCreated || statustext.Docker(c, time.Now()) != "Created" {
+		t.Fatalf("after create: state %q", c.State)
 	}
 	if err := b.Start(ctx, c.ID); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestLifecycle(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list: %v %+v", err, list)
 	}
-	if l := list[0]; l.ID != c.ID || l.Name != c.Name || !l.Running() || !strings.HasPrefix(l.Status, "Up ") || l.App() != "web" || l.Labels["team"] != "shop" {
+	if l := list[0]; l.ID != c.ID || l.Name != c.Name || !l.Running() || !strings.HasPrefix(statustext.Docker(l, time.Now()), "Up ") || l.App() != "web" || l.Labels["team"] != "shop" {
 		t.Fatalf("list entry: %+v", l)
 	}
 	if l, _ := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: project, "team": "other"}}); len(l) != 0 {
@@ -56,7 +57,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("inspect: %+v", d)
 	}
 	cfg := d.Config
-	if cfg.WorkingDir != "/tmp" || cfg.Hostname != "webhost" || cfg.StopTimeout == nil || *cfg.StopTimeout != 3 || cfg.RestartPolicy != "no" {
+	if cfg.WorkingDir != "/tmp" || cfg.Hostname != "webhost" || cfg.StopTimeout == nil || *cfg.StopTimeout != 3 || cfg.RestartPolicy.Name != "no" {
 		t.Fatalf("inspect config: %+v", cfg)
 	}
 	if i := strings.Join(cfg.Env, ","); !strings.Contains(i, "A=1,B=2") {
@@ -98,8 +99,8 @@ func TestLifecycle(t *testing.T) {
 	if err := b.Pause(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := b.Inspect(ctx, c.ID); d.State != backends.StatePaused || !strings.HasSuffix(d.Status, "(Paused)") {
-		t.Fatalf("paused: %q %q", d.State, d.Status)
+	if d, _ := b.Inspect(ctx, c.ID); d.State != backends.StatePaused || !strings.HasSuffix(statustext.Docker(d.Container, time.Now()), "(Paused)") {
+		t.Fatalf("paused: %q", d.State)
 	}
 	if err := b.Unpause(ctx, c.ID); err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("wait: %d %v", code, err)
 	}
 	d, err = b.Inspect(ctx, c.ID)
-	if err != nil || d.State != backends.StateExited || d.FinishedAt.Before(d.StartedAt) || !strings.HasPrefix(d.Status, "Exited (0)") {
+	if err != nil || d.State != backends.StateExited || d.FinishedAt.Before(d.StartedAt) || !strings.HasPrefix(statustext.Docker(d.Container, time.Now()), "Exited (0)") {
 		t.Fatalf("after stop: %v %+v", err, d)
 	}
 	if l, _ := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}}); len(l) != 0 {

@@ -2,10 +2,9 @@ package dockerhost
 
 import (
 	"context"
+	"maps"
 	"net/netip"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/statustext"
 )
 
 // List returns containers whose labels match every filter label.
@@ -22,8 +22,9 @@ func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.
 		return nil, wrap(err, "list containers")
 	}
 	out := make([]backends.Container, 0, len(res.Items))
+	now := time.Now()
 	for _, s := range res.Items {
-		out = append(out, summary(s))
+		out = append(out, summary(s, now))
 	}
 	slices.SortFunc(out, func(a, b backends.Container) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
@@ -33,7 +34,7 @@ func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.
 // key=value, or key alone when the value is "".
 func labelFilters(labels map[string]string) client.Filters {
 	f := client.Filters{}
-	for _, k := range sortedNames(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		if v := labels[k]; v != "" {
 			f.Add("label", k+"="+v)
 		} else {
@@ -43,25 +44,24 @@ func labelFilters(labels map[string]string) client.Filters {
 	return f
 }
 
-var (
-	exitedRE = regexp.MustCompile(`^Exited \((-?\d+)\)`)
-	healthRE = regexp.MustCompile(`\((healthy|unhealthy|health: starting)\)$`)
-)
-
-func summary(s container.Summary) backends.Container {
+// summary maps a list entry. The Engine's list has no start or finish
+// time, only the status line: the times are read back from its age.
+func summary(s container.Summary, now time.Time) backends.Container {
 	c := backends.Container{
 		ID: s.ID, Name: containerName(s.Names), Image: s.Image, ImageID: s.ImageID,
-		Command: s.Command, Labels: s.Labels, State: string(s.State), Status: s.Status,
+		Command: s.Command, Labels: s.Labels, State: backends.State(s.State),
 		Created: time.Unix(s.Created, 0),
 	}
-	// API 1.41 has no Health field in the summary: read it from Status.
-	if s.Health != nil {
+	st := statustext.Parse(s.Status)
+	c.Health, c.ExitCode = st.Health, st.ExitCode
+	if s.Health != nil { // API 1.41 has it only in the status line
 		c.Health = healthString(s.Health.Status)
-	} else if m := healthRE.FindStringSubmatch(s.Status); m != nil {
-		c.Health = healthString(container.HealthStatus(strings.TrimPrefix(m[1], "health: ")))
 	}
-	if m := exitedRE.FindStringSubmatch(s.Status); m != nil {
-		c.ExitCode, _ = strconv.Atoi(m[1])
+	switch c.State {
+	case backends.StateRunning, backends.StatePaused:
+		c.StartedAt = now.Add(-st.Up)
+	case backends.StateExited, backends.StateRestarting:
+		c.FinishedAt = now.Add(-st.Since)
 	}
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, backends.PortBinding{HostIP: addr(p.IP), HostPort: int(p.PublicPort), ContainerPort: int(p.PrivatePort), Protocol: p.Type})

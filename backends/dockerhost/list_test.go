@@ -13,40 +13,39 @@ import (
 	"github.com/moby/moby/api/types/events"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/statustext"
 )
 
 // Locks down List's mapping of API 1.41 summaries: name without "/",
-// health and exit code read from the status text, ports.
+// health, exit code and times read from the status text, ports.
 func TestSummary(t *testing.T) {
+	now := time.Now()
 	for _, tc := range []struct {
-		status, health string
-		exit           int
+		status  string
+		state   container.ContainerState
+		health  backends.Health
+		exit    int
+		started time.Duration // ago, 0: zero time
+		stopped time.Duration
 	}{
-		{"Up 3 seconds (healthy)", backends.HealthHealthy, 0},
-		{"Up 3 seconds (health: starting)", backends.HealthStarting, 0},
-		{"Up 1 minute (unhealthy)", backends.HealthUnhealthy, 0},
-		{"Exited (137) 2 minutes ago", "", 137},
-		{"Created", "", 0},
+		{"Up 3 seconds (healthy)", container.StateRunning, backends.HealthHealthy, 0, 3 * time.Second, 0},
+		{"Up 3 seconds (health: starting)", container.StateRunning, backends.HealthStarting, 0, 3 * time.Second, 0},
+		{"Up About a minute (unhealthy)", container.StateRunning, backends.HealthUnhealthy, 0, time.Minute, 0},
+		{"Exited (137) 2 minutes ago", container.StateExited, "", 137, 0, 2 * time.Minute},
+		{"Created", container.StateCreated, "", 0, 0, 0},
 	} {
 		c := summary(container.Summary{
-			Names: []string{"/other/link", "/shop-web-1"}, Status: tc.status,
+			Names: []string{"/other/link", "/shop-web-1"}, Status: tc.status, State: tc.state,
 			Ports: []container.PortSummary{{IP: netip.MustParseAddr("0.0.0.0"), PrivatePort: 80, PublicPort: 8080, Type: "tcp"}},
-		})
+		}, now)
 		if c.Name != "shop-web-1" || c.Health != tc.health || c.ExitCode != tc.exit || len(c.Ports) != 1 || c.Ports[0] != (backends.PortBinding{HostIP: "0.0.0.0", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}) {
 			t.Errorf("%q: %+v", tc.status, c)
 		}
-	}
-	now := time.Now()
-	for _, tc := range []struct {
-		s    container.State
-		want string
-	}{
-		{container.State{Running: true, Health: &container.Health{Status: container.Starting}}, "Up 2 seconds (health: starting)"},
-		{container.State{Running: true, Paused: true}, "Up 2 seconds (Paused)"},
-		{container.State{ExitCode: 3}, "Exited (3) 1 second ago"},
-	} {
-		if got := stateText(&tc.s, now.Add(-2*time.Second), now.Add(-time.Second), now); got != tc.want {
-			t.Errorf("stateText = %q, want %q", got, tc.want)
+		if (tc.started != 0 && !c.StartedAt.Equal(now.Add(-tc.started))) || (tc.stopped != 0 && !c.FinishedAt.Equal(now.Add(-tc.stopped))) {
+			t.Errorf("%q: started %v finished %v", tc.status, c.StartedAt, c.FinishedAt)
+		}
+		if got := statustext.Docker(c, now); got != tc.status {
+			t.Errorf("%q renders back as %q", tc.status, got)
 		}
 	}
 }

@@ -43,7 +43,9 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	b.ensureMu.Lock()
 	defer b.ensureMu.Unlock()
 
-	identity := map[string]string{backends.LabelProject: n.Project, backends.LabelNetwork: n.Key}
+	// Found by docker compose's labels (cornus writes both families), so a
+	// network docker compose created for the project is the same network.
+	identity := map[string]string{backends.ComposeProject: n.Project, backends.ComposeNetwork: n.Key}
 	if found, err := b.oldestNetwork(ctx, identity); err != nil || found != nil {
 		if err != nil {
 			return backends.Network{}, fmt.Errorf("ensure network %s: %w", name, err)
@@ -130,6 +132,7 @@ func networkCreateOptions(n backends.NetworkSpec, identity map[string]string) (c
 	maps.Copy(labels, n.Network.Labels)
 	maps.Copy(labels, n.Labels)
 	maps.Copy(labels, identity)
+	labels[backends.LabelProject], labels[backends.LabelNetwork] = n.Project, n.Key
 	opts := client.NetworkCreateOptions{
 		Driver:     n.Network.Driver,
 		Options:    maps.Clone(n.Network.DriverOpts),
@@ -258,6 +261,20 @@ func (b *Backend) ListNetworks(ctx context.Context, o backends.ListOptions) ([]b
 
 // RemoveNetwork deletes a network by ID or name.
 func (b *Backend) RemoveNetwork(ctx context.Context, id string) error {
-	_, err := b.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
-	return wrap(err, "remove network %s", id)
+	// dockerd releases a removed container's endpoint asynchronously: right
+	// after a large teardown the network may still count it for a moment.
+	for delay := 100 * time.Millisecond; ; delay *= 2 {
+		_, err := b.cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if err == nil || !strings.Contains(err.Error(), "has active endpoints") {
+			return wrap(err, "remove network %s", id)
+		}
+		if delay > 3*time.Second {
+			return wrap(fmt.Errorf("%w (dockerd still counts endpoints of removed containers: restarting dockerd clears them)", err), "remove network %s", id)
+		}
+		select {
+		case <-ctx.Done():
+			return wrap(err, "remove network %s", id)
+		case <-time.After(delay):
+		}
+	}
 }

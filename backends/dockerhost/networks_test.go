@@ -19,9 +19,9 @@ import (
 
 // httpdApp serves "hello from NAME" on port 8080, its page written as a
 // config file by Create.
-func httpdApp(name string) (spec.App, func(*backends.ContainerSpec)) {
+func httpdApp(name string) (spec.App, func(*backends.ResolveInput)) {
 	app := spec.App{Name: name, Command: spec.Command{"httpd", "-f", "-p", "8080", "-h", "/www"}}
-	return app, func(cs *backends.ContainerSpec) {
+	return app, func(cs *backends.ResolveInput) {
 		cs.Files = append(cs.Files, backends.File{Target: "/www/index.html", Content: []byte("hello from " + name + "\n"), Mode: 0o444})
 	}
 }
@@ -84,7 +84,7 @@ func TestNetworkAliases(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	withNets := func(cs *backends.ContainerSpec) { cs.Networks = nets }
+	withNets := func(cs *backends.ResolveInput) { cs.Networks = nets }
 
 	srv, files := httpdApp("db")
 	srv.Networks = []spec.NetworkAttachment{{Name: "back", Aliases: []string{"database"}}, {Name: "front"}}
@@ -246,22 +246,22 @@ func TestCreateCleansUp(t *testing.T) {
 	}
 	name := unique(t, "half")
 	t.Cleanup(func() { _ = b.Remove(context.Background(), name, backends.RemoveOptions{Force: true, Volumes: true}) })
-	_, err := b.Create(ctx, backends.ContainerSpec{
+	_, err := b.Create(ctx, resolved(t, backends.ResolveInput{
 		Project: project, Name: name, Labels: map[string]string{backends.LabelProject: project},
 		App:      spec.App{Name: "x", Image: testRef, Networks: []spec.NetworkAttachment{{Name: "a"}, {Name: "missing"}}},
 		Networks: map[string]spec.Network{"a": {Name: project + "_a"}, "missing": {Name: project + "_missing"}},
-	})
+	}))
 	if !errdefs.IsNotFound(err) || !strings.Contains(err.Error(), project+"_missing") {
 		t.Fatalf("create: %v (want NotFound naming the network)", err)
 	}
 	if _, err := b.Inspect(ctx, name); !errdefs.IsNotFound(err) {
 		t.Fatalf("container created despite the missing network: %v", err)
 	}
-	_, err = b.Create(ctx, backends.ContainerSpec{
+	_, err = b.Create(ctx, resolved(t, backends.ResolveInput{
 		Project: project, Name: name, Labels: map[string]string{backends.LabelProject: project},
 		App:   spec.App{Name: "x", Image: testRef},
 		Files: []backends.File{{Target: "/etc/passwd/nested", Content: []byte("x")}},
-	})
+	}))
 	if err == nil {
 		t.Fatal("create with an impossible file target succeeded")
 	}

@@ -36,7 +36,8 @@ func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (back
 	b.ensureMu.Lock()
 	defer b.ensureMu.Unlock()
 
-	identity := map[string]string{backends.LabelProject: v.Project, backends.LabelVolume: v.Key}
+	// Found by docker compose's labels, as networks are.
+	identity := map[string]string{backends.ComposeProject: v.Project, backends.ComposeVolume: v.Key}
 	res, err := b.cli.VolumeList(ctx, client.VolumeListOptions{Filters: labelFilters(identity)})
 	if err != nil {
 		return backends.Volume{}, wrap(err, "ensure volume %s: list volumes", name)
@@ -50,7 +51,7 @@ func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (back
 	existing, err := b.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
 	switch {
 	case err == nil:
-		if p := existing.Volume.Labels[backends.LabelProject]; p != "" && p != v.Project {
+		if p := existing.Volume.Labels[backends.ComposeProject]; p != "" && p != v.Project {
 			return backends.Volume{}, fmt.Errorf("volume %s already exists and belongs to project %s, not %s: %w", name, p, v.Project, errdefs.ErrConflict)
 		}
 		// An unlabelled volume of that name is used as it is (as Compose does).
@@ -62,6 +63,7 @@ func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (back
 	maps.Copy(labels, v.Volume.Labels)
 	maps.Copy(labels, v.Labels)
 	maps.Copy(labels, identity)
+	labels[backends.LabelProject], labels[backends.LabelVolume] = v.Project, v.Key
 	created, err := b.cli.VolumeCreate(ctx, client.VolumeCreateOptions{
 		Name: name, Driver: v.Volume.Driver, DriverOpts: maps.Clone(v.Volume.DriverOpts), Labels: labels,
 	})

@@ -32,7 +32,7 @@ func TestVolumesAndTmpfs(t *testing.T) {
 	if _, err := b.EnsureVolume(ctx, backends.VolumeSpec{Project: project, Key: "ext", Volume: spec.Volume{Name: project + "-missing", External: true}}); !errdefs.IsNotFound(err) {
 		t.Fatalf("missing external volume: %v (want NotFound)", err)
 	}
-	withVols := func(cs *backends.ContainerSpec) { cs.Volumes = map[string]spec.Volume{"data": {Name: volName}} }
+	withVols := func(cs *backends.ResolveInput) { cs.Volumes = map[string]spec.Volume{"data": {Name: volName}} }
 
 	writer := createApp(t, b, project, spec.App{
 		Name:    "writer",

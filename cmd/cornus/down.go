@@ -22,6 +22,7 @@ func newDownCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
+			se.noteEmpty(ctx, s.Err, t.name)
 			o.Spec = t.spec
 			if cmd.Flags().Changed("timeout") {
 				d := time.Duration(timeout) * time.Second

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"text/tabwriter"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/spf13/cobra"
 )
 
@@ -37,7 +38,11 @@ func newImageLoadCmd(s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			refs, err := se.backend.LoadImage(cmd.Context(), r)
+			images, err := backends.Want[backends.Images](se.backend, backends.FeatureImages, "loading images")
+			if err != nil {
+				return err
+			}
+			refs, err := images.LoadImage(cmd.Context(), r)
 			if err != nil {
 				if input == "" || input == "-" {
 					return err
@@ -67,7 +72,11 @@ func newImageLsCmd(s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			imgs, err := se.backend.ListImages(cmd.Context())
+			images, err := backends.Want[backends.Images](se.backend, backends.FeatureImages, "listing images")
+			if err != nil {
+				return err
+			}
+			imgs, err := images.ListImages(cmd.Context())
 			if err != nil {
 				return err
 			}

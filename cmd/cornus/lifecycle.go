@@ -24,6 +24,7 @@ func lifecycleCmd(f *composeFlags, s streams, use, short string, run func(*cobra
 				return err
 			}
 			defer se.Close()
+			se.noteEmpty(ctx, s.Err, t.name)
 			o.Services, o.Spec = args, t.spec
 			if fl := cmd.Flags().Lookup("timeout"); fl != nil && fl.Changed {
 				d := time.Duration(timeout) * time.Second

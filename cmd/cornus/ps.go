@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/statustext"
 )
 
 type psOptions struct {
@@ -37,6 +39,9 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 			cs, err := se.engine.PS(ctx, t.name, engine.PSOptions{Services: args, All: o.all})
 			if err != nil {
 				return err
+			}
+			if len(cs) == 0 && len(args) == 0 {
+				se.noteEmpty(ctx, s.Err, t.name)
 			}
 			return printPS(s, cs, o)
 		},
@@ -81,7 +86,7 @@ func printPS(s streams, cs []backends.Container, o psOptions) error {
 		if len(cmdline) > 20 {
 			cmdline = cmdline[:19] + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\t%s\t%s\t%s\n", c.Name, c.Image, cmdline, c.App(), ago(c.Created), c.Status, formatPorts(c.Ports))
+		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\t%s\t%s\t%s\n", c.Name, c.Image, cmdline, c.App(), ago(c.Created), status(c), formatPorts(c.Ports))
 	}
 	return tw.Flush()
 }
@@ -106,8 +111,8 @@ func psJSON(c backends.Container) any {
 		Publishers                                                                                  []publisher
 	}{
 		ID: c.ID, Name: c.Name, Image: c.Image, Command: c.Command, Project: c.Project(), Service: c.App(),
-		CreatedAt: c.Created.Format("2006-01-02 15:04:05 -0700 MST"), State: c.State, Status: c.Status,
-		Health: c.Health, Ports: formatPorts(c.Ports), Labels: labelString(c.Labels),
+		CreatedAt: c.Created.Format("2006-01-02 15:04:05 -0700 MST"), State: string(c.State), Status: status(c),
+		Health: string(c.Health), Ports: formatPorts(c.Ports), Labels: labelString(c.Labels),
 		Created: c.Created.Unix(), ExitCode: c.ExitCode, Publishers: pubs,
 	}
 }
@@ -118,4 +123,14 @@ func labelString(l map[string]string) string {
 		kv = append(kv, k+"="+l[k])
 	}
 	return strings.Join(kv, ",")
+}
+
+// status is the container's status line as docker ps words it, with the
+// number of restarts where the runtime counts them.
+func status(c backends.Container) string {
+	s := statustext.Docker(c, time.Now())
+	if c.RestartCount > 0 {
+		s += fmt.Sprintf(" (restarts: %d)", c.RestartCount)
+	}
+	return s
 }

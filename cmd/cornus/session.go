@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
@@ -55,4 +56,13 @@ func (se *session) printAllWarnings(w io.Writer, p spec.Project) {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// noteEmpty says on stderr when a project has no containers at all, which
+// docker compose passes over in silence (a mistyped -p, or a project
+// already down): the command still runs and exits 0.
+func (se *session) noteEmpty(ctx context.Context, w io.Writer, project string) {
+	if cs, err := se.engine.PS(ctx, project, engine.PSOptions{All: true}); err == nil && len(cs) == 0 {
+		fmt.Fprintf(w, "no containers for project %s\n", project)
+	}
 }

@@ -111,7 +111,7 @@ func TestUpConvergesAfterDaemonCrash(t *testing.T) {
 		cs := d.list(t, project)
 		for _, c := range cs {
 			if !c.Running() {
-				t.Errorf("round %d: %s is %s after up", round, c.Name, c.Status)
+				t.Errorf("round %d: %s is %s after up", round, c.Name, c.State)
 			}
 		}
 		if n := len(cs); n != 6 {
@@ -162,7 +162,7 @@ func (d *dockerd) list(t *testing.T, project string) []backends.Container {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	cs, err := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}, All: true})
+	cs, err := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.ComposeProject: project}, All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func (d *dockerd) list(t *testing.T, project string) []backends.Container {
 func (d *dockerd) states(t *testing.T, project string) string {
 	count := map[string]int{}
 	for _, c := range d.list(t, project) {
-		count[c.State]++
+		count[string(c.State)]++
 	}
 	var parts []string
 	for s, n := range count {

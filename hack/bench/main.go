@@ -35,7 +35,9 @@ func main() {
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose or proxy")
+	only := flag.String("only", "all", "what to measure: all, compose, proxy, or scale (the 500-container run of make scale, not part of all)")
+	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
+	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	flag.Parse()
 	if *compose == "" {
 		fail(fmt.Errorf("-compose is required"))
@@ -58,6 +60,10 @@ func main() {
 	}
 	dockerSock := strings.TrimPrefix(host, "unix://")
 	b := bench{cornus: *cornus, compose: *compose, dir: dir}
+	if *only == "scale" {
+		b.scale(*image, dockerSock, *scaleServices, *scaleReplicas, *runs)
+		return
+	}
 
 	if *only == "all" || *only == "proxy" {
 		if err := b.write("churn.yaml", churnProject(*image, 10)); err != nil {

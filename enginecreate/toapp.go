@@ -1,4 +1,4 @@
-package dockerapi
+package enginecreate
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
@@ -17,9 +18,9 @@ import (
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// createInput is an Engine create request plus what the handler resolved:
-// the container name and the runtime networks the request names.
-type createInput struct {
+// Input is an Engine create request plus what the proxy resolved: the
+// container name and the runtime networks the request names.
+type Input struct {
 	Req  container.CreateRequest
 	Name string
 	// Networks maps each network name or ID the request uses to the
@@ -27,14 +28,15 @@ type createInput struct {
 	Networks map[string]string
 }
 
-// toContainerSpec maps an Engine create request onto a cornus container
-// spec. What the spec cannot carry is returned as warnings (the Engine's
-// create response carries them to the client), never dropped silently.
-func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
+// ToApp reads an Engine create request into an app and the rest of what
+// backends.Resolve needs. What the spec cannot carry is returned as
+// warnings (the Engine's create response carries them to the client),
+// never dropped silently.
+func ToApp(in Input) (backends.ResolveInput, []string, error) {
 	cfg := in.Req.Config
 	hc := in.Req.HostConfig
 	if cfg == nil || cfg.Image == "" {
-		return backends.ContainerSpec{}, nil, invalidParam("Config cannot be empty in order to create a container")
+		return backends.ResolveInput{}, nil, invalid("Config cannot be empty in order to create a container")
 	}
 	if hc == nil {
 		hc = &container.HostConfig{}
@@ -106,7 +108,7 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 	for _, h := range hc.ExtraHosts {
 		host, ip, ok := strings.Cut(h, ":")
 		if !ok {
-			return backends.ContainerSpec{}, warns, invalidParam("invalid extra host %q: expected HOST:IP", h)
+			return backends.ResolveInput{}, warns, invalid("invalid extra host %q: expected HOST:IP", h)
 		}
 		if a.ExtraHosts == nil {
 			a.ExtraHosts = map[string][]string{}
@@ -131,10 +133,10 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 			a.SecurityOpt = append(a.SecurityOpt, "systempaths=unconfined")
 		}
 	}
-	mapResources(&a, hc.Resources, warn)
-	ports, err := mapPorts(cfg, hc)
+	readResources(&a, hc.Resources, warn)
+	ports, err := readPorts(cfg, hc)
 	if err != nil {
-		return backends.ContainerSpec{}, warns, err
+		return backends.ResolveInput{}, warns, err
 	}
 	a.Ports = ports
 	for p := range cfg.ExposedPorts {
@@ -142,12 +144,12 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 	}
 	slices.Sort(a.Expose)
 	vols := map[string]spec.Volume{}
-	if err := mapStorage(&a, cfg, hc, vols); err != nil {
-		return backends.ContainerSpec{}, warns, err
+	if err := readStorage(&a, cfg, hc, vols); err != nil {
+		return backends.ResolveInput{}, warns, err
 	}
-	nets, err := mapNetworks(&a, cfg, hc, in.Req.NetworkingConfig, in.Networks)
+	nets, err := readNetworks(&a, cfg, hc, in.Req.NetworkingConfig, in.Networks)
 	if err != nil {
-		return backends.ContainerSpec{}, warns, err
+		return backends.ResolveInput{}, warns, err
 	}
 	for _, unsupported := range []struct {
 		name string
@@ -158,21 +160,29 @@ func toContainerSpec(in createInput) (backends.ContainerSpec, []string, error) {
 		{"DeviceRequests", len(hc.DeviceRequests) > 0}, {"OomScoreAdj", hc.OomScoreAdj != 0},
 		{"CgroupParent", hc.CgroupParent != ""}, {"Runtime", hc.Runtime != "" && hc.Runtime != "runc"},
 		{"StorageOpt", len(hc.StorageOpt) > 0}, {"MemorySwap", hc.MemorySwap > 0},
+		{"VolumeDriver", hc.VolumeDriver != ""}, {"Cgroup", hc.Cgroup != ""}, {"CpuPeriod", hc.CPUPeriod != 0},
+		{"CpuRealtimePeriod", hc.CPURealtimePeriod != 0}, {"CpuRealtimeRuntime", hc.CPURealtimeRuntime != 0},
+		{"CpusetMems", hc.CpusetMems != ""}, {"MemorySwappiness", hc.MemorySwappiness != nil},
+		{"CpuCount", hc.CPUCount != 0}, {"CpuPercent", hc.CPUPercent != 0}, {"IOMaximumIOps", hc.IOMaximumIOps != 0},
+		{"IOMaximumBandwidth", hc.IOMaximumBandwidth != 0}, {"BlkioWeightDevice", len(hc.BlkioWeightDevice) > 0},
+		{"BlkioDeviceReadBps", len(hc.BlkioDeviceReadBps) > 0}, {"BlkioDeviceWriteBps", len(hc.BlkioDeviceWriteBps) > 0},
+		{"BlkioDeviceReadIOps", len(hc.BlkioDeviceReadIOps) > 0}, {"BlkioDeviceWriteIOps", len(hc.BlkioDeviceWriteIOps) > 0},
+		{"Umask", hc.Umask != nil},
 	} {
 		if unsupported.set {
 			warn("HostConfig.%s is not supported by cornus and was ignored", unsupported.name)
 		}
 	}
 
-	cs := backends.ContainerSpec{
+	ri := backends.ResolveInput{
 		App: a, Name: in.Name, Replica: 1, Labels: identityLabels(labels), Networks: nets, Volumes: vols,
 		StdinOnce: cfg.StdinOnce,
 	}
-	cs.Project = cs.Labels[backends.LabelProject]
+	ri.Project = ri.Labels[backends.LabelProject]
 	if n, err := strconv.Atoi(labels["com.docker.compose.container-number"]); err == nil && n > 0 {
-		cs.Replica = n
+		ri.Replica = n
 	}
-	return cs, warns, nil
+	return ri, warns, nil
 }
 
 // identityLabels adds cornus's labels to containers docker compose creates
@@ -227,7 +237,7 @@ func healthcheck(h *container.HealthConfig) *spec.Healthcheck {
 	return out
 }
 
-func mapResources(a *spec.App, r container.Resources, warn func(string, ...any)) {
+func readResources(a *spec.App, r container.Resources, warn func(string, ...any)) {
 	var limits, reservations spec.ResourceLimits
 	limits.Memory = spec.Bytes(r.Memory)
 	limits.CPUs = float64(r.NanoCPUs) / 1e9
@@ -257,7 +267,7 @@ func mapResources(a *spec.App, r container.Resources, warn func(string, ...any))
 
 // mapPorts turns PortBindings (and PublishAllPorts over ExposedPorts) into
 // published ports.
-func mapPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, error) {
+func readPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, error) {
 	var out []spec.Port
 	bound := map[network.Port]bool{}
 	keys := slices.SortedFunc(maps.Keys(hc.PortBindings), func(a, b network.Port) int { return strings.Compare(a.String(), b.String()) })
@@ -272,12 +282,12 @@ func mapPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, err
 				lo, hi, isRange := strings.Cut(b.HostPort, "-")
 				n, err := strconv.Atoi(lo)
 				if err != nil || n < 0 || n > 65535 {
-					return nil, invalidParam("invalid host port %q for %s", b.HostPort, p)
+					return nil, invalid("invalid host port %q for %s", b.HostPort, p)
 				}
 				sp.Host = n
 				if isRange {
 					if sp.HostEnd, err = strconv.Atoi(hi); err != nil || sp.HostEnd < n {
-						return nil, invalidParam("invalid host port range %q for %s", b.HostPort, p)
+						return nil, invalid("invalid host port range %q for %s", b.HostPort, p)
 					}
 				}
 			}
@@ -296,7 +306,7 @@ func mapPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, err
 
 // mapStorage turns Binds, Mounts, Tmpfs and anonymous Config.Volumes into
 // spec mounts, volumes and tmpfs; named volumes are recorded in vols.
-func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vols map[string]spec.Volume) error {
+func readStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vols map[string]spec.Volume) error {
 	named := func(name string) {
 		if _, ok := vols[name]; !ok {
 			vols[name] = spec.Volume{Name: name}
@@ -306,7 +316,7 @@ func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vo
 	for _, b := range hc.Binds {
 		parts := strings.Split(b, ":")
 		if len(parts) < 2 || len(parts) > 3 {
-			return invalidParam("invalid volume specification: '%s'", b)
+			return invalid("invalid volume specification: '%s'", b)
 		}
 		src, dst := parts[0], parts[1]
 		opts := ""
@@ -326,7 +336,7 @@ func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vo
 			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
 				propagation = o
 			default:
-				return invalidParam("invalid mode: %s", o)
+				return invalid("invalid mode: %s", o)
 			}
 		}
 		targets[path.Clean(dst)] = true
@@ -370,7 +380,7 @@ func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vo
 			}
 			a.Tmpfs = append(a.Tmpfs, t)
 		default:
-			return invalidParam("mount type %q is not supported by cornus", m.Type)
+			return invalid("mount type %q is not supported by cornus", m.Type)
 		}
 	}
 	for _, target := range slices.Sorted(maps.Keys(hc.Tmpfs)) {
@@ -403,7 +413,7 @@ func mapStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vo
 
 // mapNetworks turns NetworkMode and EndpointsConfig into attachments; the
 // returned map holds the runtime networks keyed as the attachments name them.
-func mapNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig, known map[string]string) (map[string]spec.Network, error) {
+func readNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig, known map[string]string) (map[string]spec.Network, error) {
 	mode := string(hc.NetworkMode)
 	if cfg.NetworkDisabled {
 		mode = "none"
@@ -431,7 +441,7 @@ func mapNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, n
 		delete(endpoints, mode)
 		switch {
 		case mode != "bridge" && len(endpoints) > 0:
-			return nil, invalidParam("conflicting options: network mode %s cannot be combined with other networks", mode)
+			return nil, invalid("conflicting options: network mode %s cannot be combined with other networks", mode)
 		case mode != "bridge" || len(endpoints) == 0:
 			// host, none and container:X are honored as asked (the host
 			// policy decides about host); never turned into a bridge.
@@ -444,7 +454,7 @@ func mapNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, n
 	for _, ref := range slices.Sorted(maps.Keys(endpoints)) {
 		name, ok := known[ref]
 		if !ok {
-			return nil, fmt.Errorf("network %s not found: %w", ref, errNotFound)
+			return nil, fmt.Errorf("network %s not found: %w", ref, errdefs.ErrNotFound)
 		}
 		att := spec.NetworkAttachment{Name: name}
 		if ep := endpoints[ref]; ep != nil {

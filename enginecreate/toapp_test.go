@@ -1,4 +1,4 @@
-package dockerapi
+package enginecreate
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func TestCreateDockerRun(t *testing.T) {
   },
   "NetworkingConfig": {"EndpointsConfig": {"default": {}}}
 }`)
-	cs, warns, err := toContainerSpec(createInput{Req: req, Name: "web1", Networks: map[string]string{"bridge": "bridge"}})
+	cs, warns, err := ToApp(Input{Req: req, Name: "web1", Networks: map[string]string{"bridge": "bridge"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestCreateCompose(t *testing.T) {
   "HostConfig": {"NetworkMode": "shop_back"},
   "NetworkingConfig": {"EndpointsConfig": {"shop_back": {"Aliases": ["shop-api-2", "api"], "IPAMConfig": {"IPv4Address": "172.30.0.5"}}}}
 }`)
-	cs, _, err := toContainerSpec(createInput{Req: req, Name: "shop-api-2", Networks: map[string]string{"shop_back": "shop_back", "abc123": "shop_back"}})
+	cs, _, err := ToApp(Input{Req: req, Name: "shop-api-2", Networks: map[string]string{"shop_back": "shop_back", "abc123": "shop_back"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,20 +95,11 @@ func TestCreateCompose(t *testing.T) {
 	if !reflect.DeepEqual(cs.App.Networks, want) || cs.Networks["shop_back"].Name != "shop_back" {
 		t.Errorf("networks %+v %+v", cs.App.Networks, cs.Networks)
 	}
-	if _, _, err := toContainerSpec(createInput{Req: decodeCreate(t, `{"Image":"b","HostConfig":{"NetworkMode":"nope"}}`), Name: "x"}); err == nil || !strings.Contains(err.Error(), "network nope not found") {
+	if _, _, err := ToApp(Input{Req: decodeCreate(t, `{"Image":"b","HostConfig":{"NetworkMode":"nope"}}`), Name: "x"}); err == nil || !strings.Contains(err.Error(), "network nope not found") {
 		t.Errorf("unknown network: %v", err)
 	}
-	if _, _, err := toContainerSpec(createInput{Req: decodeCreate(t, `{"Image":"b","HostConfig":{"NetworkMode":"host"},"NetworkingConfig":{"EndpointsConfig":{"shop_back":{}}}}`), Name: "x", Networks: map[string]string{"shop_back": "shop_back"}}); err == nil {
+	if _, _, err := ToApp(Input{Req: decodeCreate(t, `{"Image":"b","HostConfig":{"NetworkMode":"host"},"NetworkingConfig":{"EndpointsConfig":{"shop_back":{}}}}`), Name: "x", Networks: map[string]string{"shop_back": "shop_back"}}); err == nil {
 		t.Error("host mode combined with a network was accepted")
-	}
-}
-
-func TestParseFilters(t *testing.T) {
-	for _, raw := range []string{`{"label":["a=b","c"],"status":["running"]}`, `{"label":{"a=b":true,"c":true},"status":{"running":true}}`} {
-		f, err := parseFilters(raw)
-		if err != nil || len(f["label"]) != 2 || f["status"][0] != "running" {
-			t.Errorf("parseFilters(%s) = %v, %v", raw, f, err)
-		}
 	}
 }
 
@@ -117,7 +108,7 @@ func TestParseFilters(t *testing.T) {
 func TestCreateNetworkModes(t *testing.T) {
 	for _, mode := range []string{"none", "host", "container:abc123"} {
 		req := decodeCreate(t, `{"Image": "busybox", "HostConfig": {"NetworkMode": "`+mode+`"}, "NetworkingConfig": {"EndpointsConfig": {"`+mode+`": {}}}}`)
-		cs, _, err := toContainerSpec(createInput{Req: req, Name: "c", Networks: map[string]string{"bridge": "bridge"}})
+		cs, _, err := ToApp(Input{Req: req, Name: "c", Networks: map[string]string{"bridge": "bridge"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +117,7 @@ func TestCreateNetworkModes(t *testing.T) {
 		}
 	}
 	req := decodeCreate(t, `{"Image": "busybox", "NetworkDisabled": true}`)
-	if cs, _, err := toContainerSpec(createInput{Req: req, Name: "c"}); err != nil || cs.App.NetworkMode != "none" {
+	if cs, _, err := ToApp(Input{Req: req, Name: "c"}); err != nil || cs.App.NetworkMode != "none" {
 		t.Errorf("NetworkDisabled: %q %v", cs.App.NetworkMode, err)
 	}
 }
@@ -140,7 +131,7 @@ func TestCreateHostPowerFields(t *testing.T) {
   "SecurityOpt": ["seccomp=unconfined"], "CapAdd": ["SYS_ADMIN"],
   "Mounts": [{"Type": "volume", "Source": "hostroot", "Target": "/h", "VolumeOptions": {"DriverConfig": {"Name": "local", "Options": {"type": "none", "o": "bind", "device": "/"}}}}]
 }}`)
-	cs, warns, err := toContainerSpec(createInput{Req: req, Name: "c"})
+	cs, warns, err := ToApp(Input{Req: req, Name: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,21 +145,5 @@ func TestCreateHostPowerFields(t *testing.T) {
 	}
 	if len(warns) != 0 {
 		t.Errorf("warnings: %v", warns)
-	}
-}
-
-// TestEngineField: refusals name the Engine API field a client sent.
-func TestEngineField(t *testing.T) {
-	for in, want := range map[string]string{
-		"container.capAdd[0]":                    "HostConfig.CapAdd[0]",
-		"container.sysctls.kernel.panic":         "HostConfig.Sysctls.kernel.panic",
-		"container.mounts[2].source":             "HostConfig.Binds/Mounts",
-		"container.volumes[0].driverOpts.device": "HostConfig.Mounts[0].driverOpts.device",
-		"container.volumes.data.driverOpts":      "volume data.driverOpts",
-		"volume.driverOpts.device":               "DriverOpts.device",
-	} {
-		if got := engineField(in); got != want {
-			t.Errorf("engineField(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package dockerhost
+package enginecreate
 
 import (
 	"encoding/json"
@@ -60,8 +60,8 @@ func fullApp() spec.App {
 	}
 }
 
-func fullSpec(app spec.App) backends.ContainerSpec {
-	return backends.ContainerSpec{
+func fullSpec(app spec.App) backends.ResolveInput {
+	return backends.ResolveInput{
 		Project: "shop", App: app, Name: "shop-web-1",
 		Labels:   map[string]string{backends.LabelProject: "shop", "l": "identity"},
 		Networks: map[string]spec.Network{"front": {Name: "shop_front"}, "back": {}},
@@ -85,8 +85,9 @@ var notMapped = map[string]string{
 }
 
 // Locks down that every spec.App field reaches Docker's create request
+// through Resolve and FromSpec
 // (or is listed above with why not): clearing any one changes the request.
-func TestBuildCreateMapsEveryField(t *testing.T) {
+func TestFromSpecMapsEveryField(t *testing.T) {
 	full := fullApp()
 	base := marshalRequest(t, fullSpec(full), "1.45")
 	v := reflect.ValueOf(full)
@@ -111,11 +112,11 @@ func TestBuildCreateMapsEveryField(t *testing.T) {
 	}
 }
 
-func marshalRequest(t *testing.T, cs backends.ContainerSpec, api string) string {
+func marshalRequest(t *testing.T, in backends.ResolveInput, api string) string {
 	t.Helper()
-	req, err := buildCreate(cs, api)
+	req, err := build(in, api)
 	if err != nil {
-		t.Fatalf("buildCreate: %v", err)
+		t.Fatalf("FromSpec: %v", err)
 	}
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -125,8 +126,8 @@ func marshalRequest(t *testing.T, cs backends.ContainerSpec, api string) string 
 }
 
 // Locks down the mapping details of the create request at API 1.41.
-func TestBuildCreate(t *testing.T) {
-	req, err := buildCreate(fullSpec(fullApp()), "1.41")
+func TestFromSpec(t *testing.T) {
+	req, err := build(fullSpec(fullApp()), "1.41")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestBuildCreate(t *testing.T) {
 	check("anonymous volume", hc.Mounts[1].VolumeOptions.DriverConfig, &mount.Driver{Name: "local", Options: map[string]string{"o": "x"}})
 	check("tmpfs", *hc.Mounts[2].TmpfsOptions, mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o1777 | 0})
 
-	newer, err := buildCreate(fullSpec(fullApp()), "1.45")
+	newer, err := build(fullSpec(fullApp()), "1.45")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,32 +187,32 @@ func TestBuildCreate(t *testing.T) {
 // Locks down command/entrypoint clearing, healthcheck disable, bind
 // mounts without createHostPath and spec errors (InvalidArgument naming
 // the field).
-func TestBuildCreateCases(t *testing.T) {
-	build := func(a spec.App) (createRequest, error) {
+func TestFromSpecCases(t *testing.T) {
+	buildApp := func(a spec.App) (Request, error) {
 		a.Image = "img"
-		return buildCreate(backends.ContainerSpec{Name: "x", App: a}, "1.41")
+		return build(backends.ResolveInput{Name: "x", App: a}, "1.41")
 	}
-	req, _ := build(spec.App{Entrypoint: spec.Command{}, Command: spec.Command{}})
+	req, _ := buildApp(spec.App{Entrypoint: spec.Command{}, Command: spec.Command{}})
 	if !slices.Equal(req.Config.Entrypoint, []string{""}) || req.Config.Cmd == nil || len(req.Config.Cmd) != 0 || req.ClearCmd {
 		t.Errorf("cleared entrypoint and command: %+v", req.Config)
 	}
-	req, _ = build(spec.App{Command: spec.Command{}})
+	req, _ = buildApp(spec.App{Command: spec.Command{}})
 	if !req.ClearCmd || req.Config.Entrypoint != nil {
 		t.Errorf("cleared command keeps the image entrypoint: %+v", req)
 	}
-	req, _ = build(spec.App{})
+	req, _ = buildApp(spec.App{})
 	if req.Config.Entrypoint != nil || req.Config.Cmd != nil || req.HostConfig.RestartPolicy.Name != "no" {
 		t.Errorf("defaults: %+v", req.Config)
 	}
-	req, _ = build(spec.App{Healthcheck: &spec.Healthcheck{Disable: true, Test: []string{"CMD", "x"}}})
+	req, _ = buildApp(spec.App{Healthcheck: &spec.Healthcheck{Disable: true, Test: []string{"CMD", "x"}}})
 	if !slices.Equal(req.Config.Healthcheck.Test, []string{"NONE"}) {
 		t.Errorf("disabled healthcheck: %+v", req.Config.Healthcheck)
 	}
-	req, _ = build(spec.App{Mounts: []spec.Mount{{Source: "/a", Target: "/b", Propagation: "shared"}}})
+	req, _ = buildApp(spec.App{Mounts: []spec.Mount{{Source: "/a", Target: "/b", Propagation: "shared"}}})
 	if m := req.HostConfig.Mounts; len(m) != 1 || m[0].Type != mount.TypeBind || m[0].BindOptions.Propagation != "shared" || req.HostConfig.Binds != nil {
 		t.Errorf("bind mount: %+v", m)
 	}
-	req, _ = build(spec.App{NetworkMode: "host"})
+	req, _ = buildApp(spec.App{NetworkMode: "host"})
 	if req.HostConfig.NetworkMode != "host" || req.Networking != nil {
 		t.Errorf("network mode: %+v", req.HostConfig.NetworkMode)
 	}
@@ -222,7 +223,7 @@ func TestBuildCreateCases(t *testing.T) {
 		{spec.App{Restart: "sometimes"}, "restart"},
 		{spec.App{Restart: "always:3"}, "restart"},
 		{spec.App{DNS: []string{"dns.example"}}, "dns"},
-		{spec.App{NetworkMode: "service:db"}, "networkMode"},
+		{spec.App{NetworkMode: "service:db"}, "networkMode"}, // no such service: nothing to share
 		{spec.App{Ports: []spec.Port{{Container: 70000}}}, "ports[0].container"},
 		{spec.App{Ports: []spec.Port{{Container: 80, HostIP: "localhost"}}}, "ports[0].hostIP"},
 		{spec.App{Expose: []string{"x"}}, "expose[0]"},
@@ -230,59 +231,19 @@ func TestBuildCreateCases(t *testing.T) {
 		{spec.App{Mounts: []spec.Mount{{Source: "/a", Target: "/b", Propagation: "weird"}}}, "mounts[0].propagation"},
 		{spec.App{Platform: "amd64"}, "platform"},
 	} {
-		_, err := build(tc.app)
-		if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: err %v, want InvalidArgument naming %s", tc.app, err, tc.want)
+		_, err := buildApp(tc.app)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || (!errdefs.IsInvalidArgument(err) && !errdefs.IsFailedPrecondition(err)) {
+			t.Errorf("%+v: err %v, want InvalidArgument (or FailedPrecondition) naming %s", tc.app, err, tc.want)
 		}
 	}
 }
 
-// Locks down the declared gaps per API version.
-func TestCapabilities(t *testing.T) {
-	old := capabilitiesFor("1.41")
-	for _, p := range []string{"egress", "resources.reservations.cpus", "healthcheck.startInterval", "volumes.subpath", "egress.rules"} {
-		if _, ok := old.Gap(p); !ok {
-			t.Errorf("1.41: %s not declared", p)
-		}
+// build resolves an input and maps it for an API version, as the
+// dockerhost backend does.
+func build(in backends.ResolveInput, api string) (Request, error) {
+	cs, err := backends.Resolve(in)
+	if err != nil {
+		return Request{}, err
 	}
-	if !old.NativeHealthcheck || !old.NativeRestart {
-		t.Error("Docker runs healthchecks and restarts natively")
-	}
-	if _, ok := old.Gap("resources.reservations.memory"); ok {
-		t.Error("memory reservation is honored")
-	}
-	recent := capabilitiesFor("1.45")
-	for _, p := range []string{"healthcheck.startInterval", "volumes.subpath"} {
-		if _, ok := recent.Gap(p); ok {
-			t.Errorf("1.45: %s declared a gap", p)
-		}
-	}
-	// Every field the full app uses is honored at 1.45 except the gaps.
-	w := backends.Unhonored(Name, recent, fullApp())
-	var fields []string
-	for _, x := range w {
-		fields = append(fields, x.Field)
-	}
-	if want := []string{"egress", "resources.reservations.cpus", "resources.reservations.pids"}; !slices.Equal(fields, want) {
-		t.Errorf("unhonored at 1.45: %v, want %v", fields, want)
-	}
-}
-
-// Locks down the socket choice: DOCKER_HOST, else CORNUS_DOCKER_SOCK (path
-// or URL), else the default socket.
-func TestHostFromEnv(t *testing.T) {
-	for _, tc := range []struct {
-		env  []string
-		want string
-	}{
-		{nil, DefaultHost},
-		{[]string{"CORNUS_DOCKER_SOCK=/run/d.sock"}, "unix:///run/d.sock"},
-		{[]string{"CORNUS_DOCKER_SOCK=unix:///x.sock"}, "unix:///x.sock"},
-		{[]string{"CORNUS_DOCKER_SOCK=/run/d.sock", "DOCKER_HOST=tcp://127.0.0.1:2375"}, "tcp://127.0.0.1:2375"},
-		{[]string{"DOCKER_HOST="}, DefaultHost},
-	} {
-		if got := HostFromEnv(tc.env); got != tc.want {
-			t.Errorf("%v: %s, want %s", tc.env, got, tc.want)
-		}
-	}
+	return FromSpec(cs, Options{StartInterval: api >= "1.44", Subpath: api >= "1.45"})
 }
