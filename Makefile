@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VE
 FUZZTIME ?= 30s
 export CGO_ENABLED := 0
 
-.PHONY: help build setup test check unit fuzz demo bench scale clean
+.PHONY: help build setup test check unit e2e-backends fuzz demo bench scale clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -17,7 +17,7 @@ build: ## build the static binary into bin/cornus
 setup: ## install and start what tests and the demo need (docker.io, busybox-static)
 	scripts/setup.sh
 
-test: check setup unit fuzz ## everything CI runs (.ci/run)
+test: check setup unit e2e-backends fuzz ## everything CI runs (.ci/run)
 
 check: ## gofmt and go vet
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -25,6 +25,9 @@ check: ## gofmt and go vet
 
 unit: ## unit, golden and daemon tests
 	$(GO) test -count=1 ./...
+
+e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on each other backend
+	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock $(GO) test -count=1 ./e2e
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
@@ -43,7 +46,8 @@ demo: build setup ## bring the example project up on the default backend
 bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon (median ratios)
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
 	./bin/cornus image load -i bin/bench-image.tar
-	$(GO) run ./hack/bench -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
+	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock ./bin/cornus image load -i bin/bench-image.tar
+	$(GO) run ./hack/bench -containerd -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 scale: build setup ## 500 containers: proxy vs dockerd for docker ps/compose ps/up/down, cornus vs docker compose, down after a daemon restart (~15 min)
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar

@@ -163,8 +163,17 @@ func (s *Server) execStart(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) runExec(ctx context.Context, e *execState, o backends.ExecOptions) {
 	code, err := s.b.Exec(ctx, e.containerID, o)
-	if err != nil && code == 0 {
-		code = 126 // the process could not be run, as a shell reports it
+	if err != nil && code <= 0 {
+		// The process could not be run: say why on its stream, and exit
+		// 126 as dockerd does ("OCI runtime exec failed").
+		w := o.Stderr
+		if w == nil || w == io.Discard {
+			w = o.Stdout
+		}
+		if w != nil {
+			fmt.Fprintf(w, "cornus: exec failed: %v\n", err)
+		}
+		code = 126
 	}
 	s.finishExec(e, code)
 }

@@ -43,14 +43,61 @@ volumes:
   jobs: {}
 `
 
-// TestComposeLifecycle locks down issue #3's e2e scenario through the CLI.
+// lifecycleServices is threeServices with what issue #8 asks of every
+// backend besides: a one-shot migrate gating app (completed_successfully),
+// a volume migrate, worker and app share, and app on two networks.
+const lifecycleServices = `
+services:
+  web:
+    image: cornus-test/busybox:1
+    init: true
+    command: ["sh", "-c", "mkdir -p /www && echo hello-e2e > /www/index.html && exec httpd -f -p 8080 -h /www"]
+    ports: ["127.0.0.1:${WEB_PORT}:8080"]
+    healthcheck:
+      test: ["CMD-SHELL", "nc -w 1 127.0.0.1 8080 </dev/null"]
+      interval: 500ms
+      retries: 60
+  migrate:
+    image: cornus-test/busybox:1
+    restart: "no"
+    volumes: ["jobs:/data"]
+    command: ["sh", "-c", "echo migrated > /data/schema"]
+  app:
+    image: cornus-test/busybox:1
+    depends_on:
+      web: {condition: service_healthy}
+      migrate: {condition: service_completed_successfully}
+    networks: [default, back]
+    volumes: ["jobs:/data:ro"]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do echo app-tick; sleep 0.3; done"]
+  worker:
+    image: cornus-test/busybox:1
+    networks: [back]
+    volumes: ["jobs:/data"]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do date >> /data/ticks; sleep 0.3; done"]
+networks:
+  back: {}
+volumes:
+  jobs: {}
+`
+
+// TestComposeLifecycle locks down issue #3's e2e scenario through the CLI,
+// with issue #8's gates, shared volume and second network; on a
+// daemonless backend down -v must leave nothing on the host either.
 func TestComposeLifecycle(t *testing.T) {
 	b := daemon(t)
 	loadImage(t, image)
 	port := testnet.FreePort(t)
-	p := newProject(t, threeServices, fmt.Sprintf("WEB_PORT=%d", port))
+	p := newProject(t, lifecycleServices, fmt.Sprintf("WEB_PORT=%d", port))
 
 	p.must("compose", "--progress", "plain", "up", "-d", "--wait")
+	if got := p.must("compose", "exec", "-T", "app", "cat", "/data/schema"); got != "migrated\n" {
+		t.Errorf("app started before migrate completed, or the volume is not shared: %q", got)
+	}
+	if out, _, code := p.run("compose", "exec", "-T", "app", "ping", "-c", "1", "-W", "2", "worker"); code != 0 {
+		t.Errorf("app on its second network does not reach worker by name: %s", out)
+	}
+	ids := strings.Fields(p.must("compose", "ps", "-a", "-q"))
 	body, err := testnet.HTTPGet(fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil || !strings.Contains(body, "hello-e2e") {
 		t.Fatalf("web on 127.0.0.1:%d: %v %q", port, err, body)
@@ -101,6 +148,7 @@ func TestComposeLifecycle(t *testing.T) {
 	if c, n, v := leftovers(t, b, p.name); c+n+v != 0 {
 		t.Fatalf("left behind: %d containers, %d networks, %d volumes", c, n, v)
 	}
+	assertHostClean(t, ids)
 }
 
 // TestComposeBadInput: a broken Compose file is a clear error naming file

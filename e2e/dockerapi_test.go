@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/cornus-dev/cornus/internal/testnet"
 	"io"
 	"os"
 	"os/exec"
@@ -13,12 +12,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cornus-dev/cornus/internal/testnet"
+
 	"github.com/creack/pty"
+
+	"github.com/cornus-dev/cornus/backends/registry"
 )
 
 // proxyBackends are the backends the Docker API proxy is proven on with
-// real clients. Each backend issue adds its row.
-var proxyBackends = []string{"dockerhost"}
+// real clients: the one this run selects (CORNUS_DEPLOY_BACKEND; `make
+// test` runs the package once per backend).
+var proxyBackends = []string{registry.Selected(os.Environ())}
 
 // proxy is a `cornus daemon docker` under test and the environment that
 // points clients at it.

@@ -25,7 +25,61 @@ import (
 // cornusBin is the binary under test, built once by TestMain.
 var cornusBin string
 
-func TestMain(m *testing.M) { testbin.Main(m.Run, "../cmd/cornus", &cornusBin) }
+// TestMain builds cornus and gives the run a data dir of its own (the
+// daemonless backends keep records, volumes and network state there),
+// removed afterwards.
+func TestMain(m *testing.M) {
+	if os.Getenv("CORNUS_DATA_DIR") == "" {
+		dir, err := os.MkdirTemp("", "cornus-e2e-data-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv("CORNUS_DATA_DIR", dir)
+		code := testbin.Run(m.Run, "../cmd/cornus", &cornusBin)
+		removeDataDir(dir)
+		os.Exit(code)
+	}
+	testbin.Main(m.Run, "../cmd/cornus", &cornusBin)
+}
+
+// removeDataDir removes the run's data dir, after the networks a
+// daemonless backend keeps there (bridges, firewall rules: host state
+// the directory alone does not hold), the implicit default one included.
+func removeDataDir(dir string) {
+	defer os.RemoveAll(dir)
+	switch registry.Selected(os.Environ()) {
+	case "containerd", "bare":
+	default:
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := registry.Open(ctx, os.Environ())
+	if err != nil {
+		return
+	}
+	defer b.Close()
+	netw, err := backends.Want[backends.Networks](b, backends.FeatureNetworks, "networks")
+	if err != nil {
+		return
+	}
+	ns, _ := netw.ListNetworks(ctx, backends.ListOptions{})
+	for _, n := range ns {
+		if err := netw.RemoveNetwork(ctx, n.ID); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: remove network %s: %v\n", n.Name, err)
+		}
+	}
+}
+
+// onlyOn skips a test that is about one backend's daemon when another is
+// selected.
+func onlyOn(t *testing.T, backend, why string) {
+	t.Helper()
+	if sel := registry.Selected(os.Environ()); sel != backend {
+		t.Skipf("%s only: %s (this run selects %s)", backend, why, sel)
+	}
+}
 
 // daemon opens the selected backend, or skips (outside CI) / fails (CI)
 // with how to start it.

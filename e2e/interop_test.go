@@ -26,6 +26,7 @@ func composeBinary(t *testing.T) string {
 // it, logs read it, down removes its containers and network — and a
 // project with no containers is said to have none.
 func TestProjectsDockerComposeCreated(t *testing.T) {
+	onlyOn(t, "dockerhost", "docker compose creates the project straight on dockerd")
 	b := daemon(t)
 	loadImage(t, image)
 	dc := composeBinary(t)

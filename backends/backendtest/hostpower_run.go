@@ -44,10 +44,10 @@ func runHostPower(x *env, c HostPowerCase) {
 		engine.WithPolicy(hostpolicy.Policy{AllowPrivileged: true, BindPrefixes: []string{x.dir}}))
 	gapWarnings := allow.Warnings(p)
 	_, err = allow.Up(x.ctx, p, engine.UpOptions{})
-	if missing, merr := HostMissingCaps(); c.NeedsAllCaps && (merr != nil || len(missing) > 0) {
-		if err == nil {
-			x.t.Fatalf("allowed: the host lacks capabilities %v, yet every capability was granted", missing)
-		}
+	// A runtime may refuse to grant every capability when the host's
+	// bounding set lacks some (dockerd does); another grants what the host
+	// has (containerd), and then the check below must hold.
+	if missing, merr := HostMissingCaps(); err != nil && c.NeedsAllCaps && (merr != nil || len(missing) > 0) {
 		x.t.Logf("allowed by the policy; the runtime cannot grant every capability on this host (bounding set lacks %v): %v", missing, err)
 		return
 	}

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Open) {
 			c.run(x)
 		})
 	}
+	t.Run("feature behaviour", func(t *testing.T) { runFeatureCases(t, b) })
 	t.Run("host power", func(t *testing.T) {
 		for _, c := range HostPowerCases {
 			t.Run(c.Name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/dockerhost"
 )
 
@@ -42,7 +43,9 @@ func Open(ctx context.Context, environ []string) (backends.Backend, error) {
 	switch name {
 	case "dockerhost":
 		return dockerhost.New(ctx, dockerhost.WithEnviron(environ))
-	case "podman", "containerd", "bare", "incus", "kubernetes", "k8s":
+	case containerd.Name:
+		return containerd.New(ctx, containerd.WithEnviron(environ))
+	case "podman", "bare", "incus", "kubernetes", "k8s":
 		return nil, fmt.Errorf("%s=%s: this backend is not available in this version of cornus yet (use dockerhost): %w", EnvBackend, name, errdefs.ErrNotImplemented)
 	}
 	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)

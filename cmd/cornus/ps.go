@@ -27,8 +27,9 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 		Use:   "ps [OPTIONS] [SERVICE...]",
 		Short: "List containers",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.format != "table" && o.format != "json" {
-				return fmt.Errorf("--format %q: use table or json", o.format)
+			tmpl, err := psTemplate(o.format)
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			t, se, err := f.openProject(ctx, s, true, "quiet")
@@ -43,6 +44,9 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 			if len(cs) == 0 && len(args) == 0 {
 				se.noteEmpty(ctx, s.Err, t.name)
 			}
+			if tmpl != nil {
+				return tmpl.print(s.Out, cs)
+			}
 			return printPS(s, cs, o)
 		},
 	}
@@ -50,7 +54,7 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVarP(&o.all, "all", "a", false, "Show all containers, including stopped ones")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only display IDs")
 	fl.BoolVar(&o.services, "services", false, "Display services")
-	fl.StringVar(&o.format, "format", "table", "Output format: table or json")
+	fl.StringVar(&o.format, "format", "table", "Output format: table, json, or a Go template ('table TEMPLATE' adds headers)")
 	return cmd
 }
 
@@ -99,17 +103,21 @@ type publisher struct {
 	Protocol      string
 }
 
-func psJSON(c backends.Container) any {
+// psRow is docker compose's `ps --format json` object, also what a
+// --format template sees.
+type psRow struct {
+	ID, Name, Image, Command, Project, Service, CreatedAt, State, Status, Health, Ports, Labels string
+	Created                                                                                     int64
+	ExitCode                                                                                    int
+	Publishers                                                                                  []publisher
+}
+
+func psJSON(c backends.Container) psRow {
 	pubs := []publisher{}
 	for _, p := range c.Ports {
 		pubs = append(pubs, publisher{URL: p.HostIP, TargetPort: p.ContainerPort, PublishedPort: p.HostPort, Protocol: p.Protocol})
 	}
-	return struct {
-		ID, Name, Image, Command, Project, Service, CreatedAt, State, Status, Health, Ports, Labels string
-		Created                                                                                     int64
-		ExitCode                                                                                    int
-		Publishers                                                                                  []publisher
-	}{
+	return psRow{
 		ID: c.ID, Name: c.Name, Image: c.Image, Command: c.Command, Project: c.Project(), Service: c.App(),
 		CreatedAt: c.Created.Format("2006-01-02 15:04:05 -0700 MST"), State: string(c.State), Status: status(c),
 		Health: string(c.Health), Ports: formatPorts(c.Ports), Labels: labelString(c.Labels),

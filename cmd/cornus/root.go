@@ -85,6 +85,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newValidateCmd(s),
 		newVersionCmd(s),
 		newPluginCmd(s),
+		newMonitorCmd(s),
 	)
 	return root
 }

@@ -38,6 +38,7 @@ func main() {
 	only := flag.String("only", "all", "what to measure: all, compose, proxy, or scale (the 500-container run of make scale, not part of all)")
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
+	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
 	flag.Parse()
 	if *compose == "" {
 		fail(fmt.Errorf("-compose is required"))
@@ -89,6 +90,10 @@ func main() {
 	fmt.Println()
 	b.timelines(fl, dockerSock)
 	fmt.Println()
+	if *withContainerd {
+		b.containerdRows(*image, *runs, t.upD, t.downD)
+		fmt.Println()
+	}
 
 	if err := b.write("hundred.yaml", services(*image, 10, 10)); err != nil {
 		fail(err)

@@ -29,14 +29,17 @@ func Build(cmdDir string) (string, func(), error) {
 }
 
 // Main builds the binary into *bin, runs the tests and exits: a TestMain.
-func Main(run func() int, cmdDir string, bin *string) {
+func Main(run func() int, cmdDir string, bin *string) { os.Exit(Run(run, cmdDir, bin)) }
+
+// Run builds the binary into *bin, runs the tests and returns their exit
+// code, for a TestMain with more to clean up.
+func Run(run func() int, cmdDir string, bin *string) int {
 	b, cleanup, err := Build(cmdDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer cleanup()
 	*bin = b
-	code := run()
-	cleanup()
-	os.Exit(code)
+	return run()
 }

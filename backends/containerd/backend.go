@@ -1,0 +1,117 @@
+package containerd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/cni"
+	"github.com/cornus-dev/cornus/backends/internal/monitor"
+)
+
+// Name is the backend's name in CORNUS_DEPLOY_BACKEND.
+const Name = "containerd"
+
+// Backend runs containers on containerd.
+type Backend struct {
+	cfg     config
+	cli     *client.Client
+	net     *cni.Manager
+	records *monitor.Store
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct{ environ []string }
+
+// WithEnviron supplies the environment (KEY=VALUE) the backend reads its
+// settings from, and that its monitors inherit.
+func WithEnviron(env []string) Option { return func(o *options) { o.environ = env } }
+
+// New connects to containerd and checks what the backend needs (root, the
+// CNI plugins), failing fast with what to install or start.
+func New(ctx context.Context, opts ...Option) (*Backend, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := configFrom(o.environ)
+	if err != nil {
+		return nil, err
+	}
+	net, err := cni.New(cfg.dataDir, cni.WithEnv(o.environ))
+	if err != nil {
+		return nil, err
+	}
+	if err := net.Check(); err != nil {
+		return nil, fmt.Errorf("containerd backend: %w (apt-get install containernetworking-plugins iptables, or set %s)", err, EnvCNIBinDir)
+	}
+	cli, err := client.New(cfg.address, client.WithDefaultNamespace(cfg.namespace), client.WithTimeout(5*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("containerd at %s unreachable: %v (start it, e.g. scripts/containerd.sh, or set %s): %w", cfg.address, err, EnvAddress, errdefs.ErrUnavailable)
+	}
+	b := &Backend{cfg: cfg, cli: cli, net: net, records: monitor.NewStore(cfg.recordsDir())}
+	if _, err := cli.Version(b.ns(ctx)); err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("containerd at %s unreachable: %v (start it, e.g. scripts/containerd.sh, or set %s): %w", cfg.address, err, EnvAddress, errdefs.ErrUnavailable)
+	}
+	for _, d := range []string{cfg.recordsDir(), cfg.volumesDir(), cfg.runcRoot(), cfg.fifoDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			_ = cli.Close()
+			return nil, fmt.Errorf("containerd backend: %w", err)
+		}
+	}
+	if err := b.removeHalfMade(ctx); err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("containerd backend: %w", err)
+	}
+	return b, nil
+}
+
+// ns scopes ctx to the backend's containerd namespace.
+func (b *Backend) ns(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, b.cfg.namespace)
+}
+
+func (b *Backend) Name() string { return Name }
+
+func (b *Backend) Close() error { return b.cli.Close() }
+
+// Capabilities: see the package doc's matrix.
+func (b *Backend) Capabilities() backends.Capabilities {
+	return backends.Capabilities{
+		Gaps: map[string]string{
+			"egress":  "egress policy needs the caretaker companion, a later release",
+			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
+		},
+		Features: []backends.Feature{
+			backends.FeatureImages, backends.FeaturePull, backends.FeatureNetworks, backends.FeatureConnect,
+			backends.FeatureKill, backends.FeatureRestart, backends.FeaturePause, backends.FeatureAttach, backends.FeatureCopy, backends.FeatureTop,
+			backends.FeatureRename, backends.FeatureEvents, backends.FeatureStats,
+		},
+		NativeHealthcheck: true, // the monitor runs them
+		NativeRestart:     true,
+	}
+}
+
+var (
+	_ backends.Backend          = (*Backend)(nil)
+	_ backends.Images           = (*Backend)(nil)
+	_ backends.Puller           = (*Backend)(nil)
+	_ backends.Networks         = (*Backend)(nil)
+	_ backends.NetworkConnector = (*Backend)(nil)
+	_ backends.Signaler         = (*Backend)(nil)
+	_ backends.Pauser           = (*Backend)(nil)
+	_ backends.Copier           = (*Backend)(nil)
+	_ backends.ProcessLister    = (*Backend)(nil)
+	_ backends.Renamer          = (*Backend)(nil)
+	_ backends.EventSource      = (*Backend)(nil)
+	_ backends.StatsSource      = (*Backend)(nil)
+)

@@ -1,0 +1,382 @@
+package containerd
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/containerd/containerd/v2/contrib/seccomp"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/errdefs"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// Docker's defaults the OCI default spec does not share.
+const (
+	defaultShmKB = 64 << 10 // 64 MiB /dev/shm
+	cfsPeriod    = 100000   // µs, Docker's CFS period for cpus
+	initPath     = "/sbin/docker-init"
+)
+
+// specInput is what the OCI spec is built from besides the spec itself:
+// the image config and the host paths Create prepared.
+type specInput struct {
+	cs        backends.ContainerSpec
+	image     ocispec.ImageConfig
+	netns     string // namespace path, "" for none of our own (host)
+	pidNS     string // /proc/<pid>/ns/pid of a container shared with, or ""
+	ipcNS     string
+	hostsPath string
+	resolv    string
+	hostname  string
+	mounts    []specs.Mount // binds, volumes, tmpfs, files
+	initBin   string        // host path of a static init, when cs.Init
+}
+
+// specOpts maps a resolved ContainerSpec onto OCI. Values were validated
+// and resolved upstream; what OCI cannot say is an InvalidArgument.
+func specOpts(in specInput) ([]oci.SpecOpts, error) {
+	cs := in.cs
+	// Docker's defaults over containerd's: privileges may be gained
+	// (setuid binaries work) unless asked otherwise, and cgroupfs is visible
+	// read-only so a workload can read its own limits.
+	opts := []oci.SpecOpts{
+		oci.WithDefaultSpec(), oci.WithDefaultUnixDevices, oci.WithoutRunMount, oci.WithNewPrivileges,
+		withCgroupMount, withImageConfig(in.image),
+	}
+	if cs.UTS.Kind != "host" {
+		opts = append(opts, oci.WithHostname(in.hostname))
+		if cs.Domainname != "" {
+			// runc before 1.2 ignores the spec's domainname; the UTS
+			// namespace's sysctl is what every runc honors.
+			opts = append(opts, oci.WithDomainname(cs.Domainname), withSysctls(map[string]string{"kernel.domainname": cs.Domainname}))
+		}
+	}
+	args := processArgs(cs, in.image)
+	if len(args) == 0 {
+		return nil, fmt.Errorf("no command: the image has none and the spec gives none: %w", errdefs.ErrInvalidArgument)
+	}
+	if cs.Init {
+		if in.initBin == "" {
+			return nil, fmt.Errorf("init: needs a static init on the host (docker-init, tini-static or catatonit): apt-get install tini: %w", errdefs.ErrFailedPrecondition)
+		}
+		args = append([]string{initPath, "--"}, args...)
+		in.mounts = append(in.mounts, specs.Mount{Destination: initPath, Type: "bind", Source: in.initBin, Options: []string{"rbind", "ro"}})
+	}
+	opts = append(opts, oci.WithProcessArgs(args...), oci.WithEnv(cs.Env))
+	if cs.WorkingDir != "" {
+		opts = append(opts, oci.WithProcessCwd(cs.WorkingDir))
+	}
+	if u := firstNonEmpty(cs.User, in.image.User); u != "" {
+		opts = append(opts, oci.WithUser(u))
+	}
+	if len(cs.GroupAdd) > 0 {
+		opts = append(opts, oci.WithAppendAdditionalGroups(cs.GroupAdd...))
+	}
+	if cs.TTY {
+		opts = append(opts, oci.WithTTY)
+	}
+	if cs.ReadOnly {
+		opts = append(opts, oci.WithRootFSReadonly())
+	}
+	opts = append(opts, namespaceOpts(in)...)
+	sec, err := securityOpts(cs)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, sec...)
+	res, err := resourceOpts(cs)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, res...)
+	mounts := slices.Clone(in.mounts)
+	if in.hostsPath != "" {
+		mounts = append(mounts, specs.Mount{Destination: "/etc/hosts", Type: "bind", Source: in.hostsPath, Options: []string{"rbind", "rw"}})
+	}
+	if in.resolv != "" {
+		mounts = append(mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.resolv, Options: []string{"rbind", "rw"}})
+	}
+	opts = append(opts, oci.WithMounts(mounts), withShm(cs.ShmSize))
+	return opts, nil
+}
+
+// withImageConfig applies the image's environment and working directory
+// (arguments and user are decided by processArgs and specOpts).
+func withImageConfig(img ocispec.ImageConfig) oci.SpecOpts {
+	return func(ctx context.Context, c oci.Client, ctr *containers.Container, s *oci.Spec) error {
+		if len(img.Env) > 0 {
+			if err := oci.WithEnv(img.Env)(ctx, c, ctr, s); err != nil {
+				return err
+			}
+		}
+		if img.WorkingDir != "" {
+			s.Process.Cwd = img.WorkingDir
+		}
+		return nil
+	}
+}
+
+// processArgs is Docker's rule: an entrypoint given without a command
+// drops the image's command.
+func processArgs(cs backends.ContainerSpec, img ocispec.ImageConfig) []string {
+	ep, cmd := img.Entrypoint, img.Cmd
+	if cs.Entrypoint != nil {
+		ep, cmd = cs.Entrypoint, nil
+	}
+	if cs.Command != nil {
+		cmd = cs.Command
+	}
+	return append(slices.Clone(ep), cmd...)
+}
+
+func namespaceOpts(in specInput) []oci.SpecOpts {
+	cs := in.cs
+	var opts []oci.SpecOpts
+	switch {
+	case cs.Network.Kind == "host":
+		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
+	case in.netns != "":
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: in.netns}))
+	}
+	share := func(t specs.LinuxNamespaceType, m backends.NamespaceMode, path string) {
+		switch {
+		case m.Kind == "host":
+			opts = append(opts, oci.WithHostNamespace(t))
+		case path != "":
+			opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: t, Path: path}))
+		}
+	}
+	share(specs.PIDNamespace, cs.PID, in.pidNS)
+	share(specs.IPCNamespace, cs.IPC, in.ipcNS)
+	share(specs.UTSNamespace, cs.UTS, "")
+	switch cs.Cgroup.Kind {
+	case "host":
+		opts = append(opts, oci.WithHostNamespace(specs.CgroupNamespace))
+	case "private":
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.CgroupNamespace}))
+	}
+	// UserNS "host" is runc's default: no user namespace.
+	return opts
+}
+
+func securityOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
+	var opts []oci.SpecOpts
+	confined := !cs.Privileged
+	if cs.Privileged {
+		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices, oci.WithWriteableSysfs, oci.WithWriteableCgroupfs)
+	}
+	for _, o := range cs.SecurityOpt {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			k, v, _ = strings.Cut(o, ":")
+		}
+		switch strings.ToLower(k) {
+		case "seccomp":
+			if v == "unconfined" {
+				confined = false
+			} else if v != "builtin" && v != "default" {
+				return nil, fmt.Errorf("securityOpt %q: custom seccomp profiles are not supported by the containerd backend yet: %w", o, errdefs.ErrNotImplemented)
+			}
+		case "no-new-privileges":
+			if v == "" || v == "true" {
+				opts = append(opts, oci.WithNoNewPrivileges)
+			}
+		case "systempaths":
+			if v == "unconfined" {
+				opts = append(opts, oci.WithMaskedPaths(nil), oci.WithReadonlyPaths(nil))
+			}
+		case "apparmor", "label":
+			// This host has neither AppArmor nor SELinux; runc ignores
+			// neither, so the option is accepted and has no effect.
+		default:
+			return nil, fmt.Errorf("securityOpt %q: unknown option: %w", o, errdefs.ErrInvalidArgument)
+		}
+	}
+	if confined {
+		opts = append(opts, seccomp.WithDefaultProfile())
+	}
+	opts = append(opts, withCapabilities(cs.CapAdd, cs.CapDrop))
+	for _, d := range cs.Devices {
+		opts = append(opts, withDevice(d.Source, firstNonEmpty(d.Target, d.Source), firstNonEmpty(d.Permissions, "rwm")))
+	}
+	for _, r := range cs.DeviceCgroupRules {
+		rule, err := deviceRule(r)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+			s.Linux.Resources.Devices = append(s.Linux.Resources.Devices, rule)
+			return nil
+		})
+	}
+	if len(cs.Sysctls) > 0 {
+		opts = append(opts, withSysctls(cs.Sysctls))
+	}
+	return opts, nil
+}
+
+func withSysctls(kv map[string]string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Linux.Sysctl == nil {
+			s.Linux.Sysctl = map[string]string{}
+		}
+		maps.Copy(s.Linux.Sysctl, kv)
+		return nil
+	}
+}
+
+// withCgroupMount mounts the container's cgroups read-only at
+// /sys/fs/cgroup, as Docker does (containerd's default spec has none).
+func withCgroupMount(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	s.Mounts = append(s.Mounts, specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup",
+		Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}})
+	return nil
+}
+
+// withCapabilities applies cap_drop then cap_add, Docker's order, with
+// "ALL" in either and names with or without the CAP_ prefix.
+func withCapabilities(add, drop []string) oci.SpecOpts {
+	norm := func(cs []string) []string {
+		var out []string
+		for _, c := range cs {
+			c = strings.ToUpper(strings.TrimSpace(c))
+			if c != "ALL" && !strings.HasPrefix(c, "CAP_") {
+				c = "CAP_" + c
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	return func(ctx context.Context, cl oci.Client, ctr *containers.Container, s *oci.Spec) error {
+		d, a := norm(drop), norm(add)
+		if slices.Contains(d, "ALL") {
+			if err := oci.WithCapabilities(nil)(ctx, cl, ctr, s); err != nil {
+				return err
+			}
+		} else if err := oci.WithDroppedCapabilities(d)(ctx, cl, ctr, s); err != nil {
+			return err
+		}
+		if slices.Contains(a, "ALL") {
+			return oci.WithAllCurrentCapabilities(ctx, cl, ctr, s)
+		}
+		return oci.WithAddedCapabilities(a)(ctx, cl, ctr, s)
+	}
+}
+
+// withDevice passes a host device in at target.
+func withDevice(source, target, perms string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		dev, err := oci.DeviceFromPath(source)
+		if err != nil {
+			return fmt.Errorf("devices: %s: %w", source, err)
+		}
+		dev.Path = target
+		s.Linux.Devices = append(s.Linux.Devices, *dev)
+		major, minor := dev.Major, dev.Minor
+		s.Linux.Resources.Devices = append(s.Linux.Resources.Devices, specs.LinuxDeviceCgroup{Allow: true, Type: dev.Type, Major: &major, Minor: &minor, Access: perms})
+		return nil
+	}
+}
+
+// deviceRule parses a device cgroup rule such as "c 1:3 mr".
+func deviceRule(r string) (specs.LinuxDeviceCgroup, error) {
+	f := strings.Fields(r)
+	bad := fmt.Errorf("deviceCgroupRules: %q is not 'TYPE MAJOR:MINOR ACCESS': %w", r, errdefs.ErrInvalidArgument)
+	if len(f) != 3 {
+		return specs.LinuxDeviceCgroup{}, bad
+	}
+	maj, mnr, ok := strings.Cut(f[1], ":")
+	if !ok {
+		return specs.LinuxDeviceCgroup{}, bad
+	}
+	num := func(s string) (*int64, error) {
+		if s == "*" {
+			return nil, nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		return &n, err
+	}
+	major, err1 := num(maj)
+	minor, err2 := num(mnr)
+	if err1 != nil || err2 != nil {
+		return specs.LinuxDeviceCgroup{}, bad
+	}
+	return specs.LinuxDeviceCgroup{Allow: true, Type: f[0], Major: major, Minor: minor, Access: f[2]}, nil
+}
+
+func resourceOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
+	var opts []oci.SpecOpts
+	r := cs.Resources
+	if r.Memory > 0 {
+		opts = append(opts, oci.WithMemoryLimit(uint64(r.Memory)))
+	}
+	if r.CPUs > 0 {
+		opts = append(opts, oci.WithCPUCFS(int64(math.Round(r.CPUs*cfsPeriod)), cfsPeriod))
+	}
+	if r.Pids > 0 {
+		opts = append(opts, oci.WithPidsLimit(r.Pids))
+	}
+	if r.MemoryReservation > 0 {
+		res := r.MemoryReservation
+		opts = append(opts, func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+			if s.Linux.Resources.Memory == nil {
+				s.Linux.Resources.Memory = &specs.LinuxMemory{}
+			}
+			s.Linux.Resources.Memory.Reservation = &res
+			return nil
+		})
+	}
+	// nofile: the host's hard limit (the OCI default of 1024 is lower than
+	// Docker's, and more than the host allows fails).
+	var host syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &host); err == nil {
+		opts = append(opts, oci.WithRlimit(&specs.POSIXRlimit{Type: "RLIMIT_NOFILE", Soft: host.Max, Hard: host.Max}))
+	}
+	for _, u := range cs.Ulimits {
+		opts = append(opts, oci.WithRlimit(&specs.POSIXRlimit{Type: "RLIMIT_" + strings.ToUpper(u.Name), Soft: uint64(u.Soft), Hard: uint64(u.Hard)}))
+	}
+	return opts, nil
+}
+
+// withShm sizes /dev/shm (Docker's 64 MiB by default).
+func withShm(size int64) oci.SpecOpts {
+	kb := int64(defaultShmKB)
+	if size > 0 {
+		kb = size / 1024
+	}
+	return oci.WithDevShmSize(kb)
+}
+
+// findInit returns a static init binary on the host, or "".
+func findInit() string {
+	for _, p := range []string{"/usr/sbin/docker-init", "/usr/bin/docker-init", "/usr/bin/tini-static", "/usr/libexec/podman/catatonit", "/usr/bin/catatonit"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// bindMount is a bind of a host path.
+func bindMount(source, target string, readOnly bool, propagation string) specs.Mount {
+	opts := []string{"rbind", "rw"}
+	if readOnly {
+		opts[1] = "ro"
+	}
+	if propagation != "" {
+		opts = append(opts, propagation)
+	}
+	return specs.Mount{Destination: target, Type: "bind", Source: filepath.Clean(source), Options: opts}
+}

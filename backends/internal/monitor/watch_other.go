@@ -1,0 +1,5 @@
+//go:build !linux
+
+package monitor
+
+func watchDir(string, watchFor) *dirWatch { return pollOnly() }
