@@ -47,7 +47,7 @@ bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon (median
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
 	./bin/cornus image load -i bin/bench-image.tar
 	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock ./bin/cornus image load -i bin/bench-image.tar
-	$(GO) run ./hack/bench -containerd -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
+	$(GO) run ./hack/bench -containerd -serve -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 scale: build setup ## 500 containers: proxy vs dockerd for docker ps/compose ps/up/down, cornus vs docker compose, down after a daemon restart (~15 min)
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar

@@ -178,8 +178,8 @@ func leftovers(t *testing.T, b backends.Backend, project string) (int, int, int)
 	return len(cs), len(ns), len(vs)
 }
 
-// loadImage makes the busybox image available through `cornus image load`.
-func loadImage(t *testing.T, ref string) {
+// imageTar writes the busybox test image as a docker-archive.
+func imageTar(t *testing.T, ref string) string {
 	t.Helper()
 	tar := filepath.Join(t.TempDir(), "image.tar")
 	f, err := os.Create(tar)
@@ -190,6 +190,13 @@ func loadImage(t *testing.T, ref string) {
 		t.Fatal(err)
 	}
 	f.Close()
+	return tar
+}
+
+// loadImage makes the busybox image available through `cornus image load`.
+func loadImage(t *testing.T, ref string) {
+	t.Helper()
+	tar := imageTar(t, ref)
 	out, err := exec.Command(cornusBin, "image", "load", "-i", tar).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Loaded image: "+ref) {
 		t.Fatalf("cornus image load: %v\n%s", err, out)

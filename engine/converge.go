@@ -63,14 +63,14 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 				}
 				// Only a new container can start: replace it, as a
 				// changed one would be.
-				e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate", Text: "the runtime kept its task across a crash"})
+				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate", Text: "the runtime kept its task across a crash"})
 				if err := e.remove(gctx, c, true); err != nil {
 					return err
 				}
 				recreated.Store(true)
 				c, err = e.createAndStart(gctx, p, a, i, hash, files)
 			case ok:
-				e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
+				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
 				if err := e.stopAndRemove(gctx, c, preStop(a)); err != nil {
 					return err
 				}
@@ -125,7 +125,7 @@ func (e *Engine) resolveServiceRefs(ctx context.Context, p spec.Project, a spec.
 // a running one is left alone.
 func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Container) error {
 	if c.Running() {
-		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Running", Done: true})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Running", Done: true})
 		e.startHealth(ctx, c.ID, a.Healthcheck)
 		return nil
 	}
@@ -138,7 +138,7 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 // that cannot be started is removed again: nothing half-applied stays.
 func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
-	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
 	// The backend removes what it created when the rest of creating
 	// (connecting networks, copying files) fails, and names the container.
 	cs, err := backends.Resolve(backends.ResolveInput{
@@ -156,7 +156,7 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 		return backends.Container{}, err
 	}
 	c.Name = name
-	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
 	if err := e.startContainer(ctx, a, c.ID, name); err != nil {
 		// Removed even when ctx is done (Ctrl-C, a sibling failed).
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -164,7 +164,7 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 		if rmErr := e.b.Remove(rmCtx, c.ID, backends.RemoveOptions{Force: true, Volumes: true}); rmErr != nil {
 			return c, fmt.Errorf("%w (and removing the created container failed: %w)", err, rmErr)
 		}
-		e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Removed", Text: "(start failed)", Done: true, Err: true})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Removed", Text: "(start failed)", Done: true, Err: true})
 		return c, fmt.Errorf("%w (the created container was removed)", err)
 	}
 	if a.Hooks == nil {
@@ -190,7 +190,7 @@ func (e *Engine) start(ctx context.Context, a spec.App, id, name string) error {
 // startContainer starts a container and, where the engine runs them, its
 // healthchecks.
 func (e *Engine) startContainer(ctx context.Context, a spec.App, id, name string) error {
-	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Starting"})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Starting"})
 	if err := e.b.Start(ctx, id); err != nil {
 		if errors.Is(err, backends.ErrStaleTask) {
 			// Up replaces the container; elsewhere the error says so.
@@ -199,7 +199,7 @@ func (e *Engine) startContainer(ctx context.Context, a spec.App, id, name string
 		e.failed(ctx, name, err)
 		return fmt.Errorf("start %s: %w", name, err)
 	}
-	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Started", Done: true})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Started", Done: true})
 	e.startHealth(ctx, id, a.Healthcheck)
 	return nil
 }
@@ -212,7 +212,7 @@ func (e *Engine) failed(ctx context.Context, name string, err error) {
 	if ctx.Err() != nil {
 		text = "canceled"
 	}
-	e.progress.Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: text, Done: true, Err: true})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Error", Text: text, Done: true, Err: true})
 }
 
 // runHooks executes lifecycle commands in order; a failing one is an error
@@ -261,11 +261,11 @@ func (e *Engine) stopAndRemove(ctx context.Context, c backends.Container, o *sto
 }
 
 func (e *Engine) remove(ctx context.Context, c backends.Container, volumes bool) error {
-	e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removing"})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removing"})
 	if err := e.b.Remove(ctx, c.ID, backends.RemoveOptions{Force: true, Volumes: volumes}); err != nil {
 		return fmt.Errorf("remove %s: %w", c.Name, err)
 	}
-	e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removed", Done: true})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removed", Done: true})
 	return nil
 }
 

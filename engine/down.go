@@ -104,11 +104,11 @@ func (e *Engine) removeNetworks(ctx context.Context, project string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, n := range nets {
 		g.Go(func() error {
-			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removing"})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removing"})
 			if err := netw.RemoveNetwork(gctx, n.ID); err != nil {
 				return fmt.Errorf("network %s: %w", n.Name, err) // the backend says "remove network ID"
 			}
-			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removed", Done: true})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Removed", Done: true})
 			return nil
 		})
 	}
@@ -123,11 +123,11 @@ func (e *Engine) removeVolumes(ctx context.Context, project string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, v := range vols {
 		g.Go(func() error {
-			e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Removing"})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Removing"})
 			if err := e.b.RemoveVolume(gctx, v.Name, false); err != nil {
 				return err // the backend names the volume
 			}
-			e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Removed", Done: true})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Removed", Done: true})
 			return nil
 		})
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"strings"
 	"sync"
@@ -89,4 +90,10 @@ func (e *Engine) Warnings(p spec.Project) []spec.Warning {
 		out = append(out, e.pullWarnings(p.Services[name])...)
 	}
 	return out
+}
+
+// progressOf is where work under ctx reports: the writer ctx carries
+// (progress.WithWriter), else the engine's own.
+func (e *Engine) progressOf(ctx context.Context) progress.Writer {
+	return progress.From(ctx, e.progress)
 }

@@ -81,23 +81,23 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, need imageNeed) er
 	case err != nil:
 		return fmt.Errorf("image %s is not present and %w: load it with `cornus image load -i FILE.tar`", ref, err)
 	}
-	e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling"})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling"})
 	err = puller.PullImage(ctx, ref, func(pp backends.PullProgress) {
 		if pp.Total > 0 {
-			e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling", Text: fmt.Sprintf("%d%%", pp.Current*100/pp.Total)})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulling", Text: fmt.Sprintf("%d%%", pp.Current*100/pp.Total)})
 		}
 	})
 	switch {
 	case err != nil && present:
 		// A refresh that cannot reach the registry keeps the local image
 		// (offline work goes on) and says so.
-		e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Warning", Text: "refresh failed, using the local image: " + err.Error(), Done: true})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Image", ID: ref, Status: "Warning", Text: "refresh failed, using the local image: " + err.Error(), Done: true})
 		return nil
 	case err != nil:
-		e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Error", Done: true, Err: true})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Image", ID: ref, Status: "Error", Done: true, Err: true})
 		return fmt.Errorf("image %s is not present and could not be pulled (load it with `cornus image load -i FILE.tar`): %w", ref, err)
 	}
-	e.progress.Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulled", Done: true})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Image", ID: ref, Status: "Pulled", Done: true})
 	return nil
 }
 

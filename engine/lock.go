@@ -80,7 +80,7 @@ func (e *Engine) lockProject(ctx context.Context, project string) (func(), error
 			_ = f.Truncate(0)
 			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			if waiting {
-				e.progress.Event(progress.Event{Kind: "Project", ID: project, Status: "Locked", Done: true})
+				e.progressOf(ctx).Event(progress.Event{Kind: "Project", ID: project, Status: "Locked", Done: true})
 			}
 			return func() {
 				_ = os.Remove(path) // while locked: nobody can hold it meanwhile
@@ -98,7 +98,7 @@ func (e *Engine) lockProject(ctx context.Context, project string) (func(), error
 			if pid > 0 {
 				text = fmt.Sprintf("another cornus (pid %d) is working on it", pid)
 			}
-			e.progress.Event(progress.Event{Kind: "Project", ID: project, Status: "Waiting", Text: text})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Project", ID: project, Status: "Waiting", Text: text})
 		}
 		select {
 		case <-ctx.Done():

@@ -122,11 +122,11 @@ func (e *Engine) Restart(ctx context.Context, project string, o LifecycleOptions
 	g, gctx := errgroup.WithContext(ctx)
 	for _, c := range cs {
 		g.Go(func() error {
-			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
 			if err := e.restartContainer(gctx, c.ID, backends.StopOptions{Timeout: o.Timeout}); err != nil {
 				return fmt.Errorf("restart %s: %w", c.Name, err)
 			}
-			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Started", Done: true})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Started", Done: true})
 			return nil
 		})
 	}
@@ -150,11 +150,11 @@ func (e *Engine) Kill(ctx context.Context, project string, o LifecycleOptions) e
 	g, gctx := errgroup.WithContext(ctx)
 	for _, c := range cs {
 		g.Go(func() error {
-			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Killing"})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Killing"})
 			if err := killer.Kill(gctx, c.ID, sig); err != nil {
 				return fmt.Errorf("kill %s: %w", c.Name, err)
 			}
-			e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Killed", Done: true})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Killed", Done: true})
 			return nil
 		})
 	}

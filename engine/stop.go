@@ -23,7 +23,7 @@ func (e *Engine) stop(ctx context.Context, c backends.Container, o *stopWith) er
 	if !c.Running() {
 		return nil
 	}
-	e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Stopping"})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Stopping"})
 	var opts backends.StopOptions
 	if o != nil {
 		if len(o.PreStop) > 0 {
@@ -32,12 +32,12 @@ func (e *Engine) stop(ctx context.Context, c backends.Container, o *stopWith) er
 		opts.Timeout = o.Timeout
 	}
 	if err := e.b.Stop(ctx, c.ID, opts); err != nil {
-		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Error", Text: err.Error(), Done: true, Err: true})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Error", Text: err.Error(), Done: true, Err: true})
 		return fmt.Errorf("stop %s: %w", c.Name, err)
 	}
 	e.mu.Lock()
 	delete(e.health, c.ID)
 	e.mu.Unlock()
-	e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Stopped", Done: true})
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Stopped", Done: true})
 	return nil
 }

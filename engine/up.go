@@ -102,30 +102,30 @@ func (e *Engine) ensureResources(ctx context.Context, p spec.Project, apps []spe
 	for _, key := range sortedSet(nets) {
 		n := p.Networks[key]
 		g.Go(func() error {
-			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Creating"})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Creating"})
 			_, err := netw.EnsureNetwork(gctx, backends.NetworkSpec{Project: p.Name, Key: key, Network: n, Labels: map[string]string{
 				backends.ComposeProject: p.Name, backends.ComposeNetwork: key,
 			}})
 			if err != nil {
-				e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Error", Done: true, Err: true})
+				e.progressOf(ctx).Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Error", Done: true, Err: true})
 				return fmt.Errorf("network %s: %w", key, err)
 			}
-			e.progress.Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Created", Done: true})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Network", ID: n.Name, Status: "Created", Done: true})
 			return nil
 		})
 	}
 	for _, key := range sortedSet(vols) {
 		v := p.Volumes[key]
 		g.Go(func() error {
-			e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Creating"})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Creating"})
 			_, err := e.b.EnsureVolume(gctx, backends.VolumeSpec{Project: p.Name, Key: key, Volume: v, Labels: map[string]string{
 				backends.ComposeProject: p.Name, backends.ComposeVolume: key,
 			}})
 			if err != nil {
-				e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Error", Done: true, Err: true})
+				e.progressOf(ctx).Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Error", Done: true, Err: true})
 				return fmt.Errorf("volume %s: %w", key, err)
 			}
-			e.progress.Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Created", Done: true})
+			e.progressOf(ctx).Event(progress.Event{Kind: "Volume", ID: v.Name, Status: "Created", Done: true})
 			return nil
 		})
 	}
@@ -220,11 +220,11 @@ func (e *Engine) restartApp(ctx context.Context, project string, a spec.App) err
 		return err
 	}
 	for _, c := range cs {
-		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
 		if err := e.restartContainer(ctx, c.ID, backends.StopOptions{}); err != nil {
 			return fmt.Errorf("restart %s: %w", c.Name, err)
 		}
-		e.progress.Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarted", Done: true})
+		e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarted", Done: true})
 	}
 	return nil
 }

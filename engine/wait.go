@@ -190,7 +190,7 @@ func (e *Engine) waitReady(ctx context.Context, p spec.Project, sel map[string]b
 		}
 		if hasHealthcheck(a) {
 			for i := 1; i <= a.ReplicaCount(); i++ {
-				e.progress.Event(progress.Event{Kind: "Container", ID: containerName(p.Name, a, i), Status: "Healthy", Done: true})
+				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: containerName(p.Name, a, i), Status: "Healthy", Done: true})
 			}
 		}
 	}

@@ -24,6 +24,7 @@ func ComposeGlobalFlags() []ComposeFlag {
 		{Name: "devcontainer"},
 		{Name: "config"},
 		{Name: "progress"},
+		{Name: "server"},
 	}
 }
 

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -214,4 +215,21 @@ func (t *tty) Close() {
 		close(t.stop)
 	}
 	<-t.stopped
+}
+
+type ctxKey struct{}
+
+// WithWriter returns ctx carrying w: work done under it reports to w
+// instead of the doer's own writer (a server streams each request's
+// progress back to its client).
+func WithWriter(ctx context.Context, w Writer) context.Context {
+	return context.WithValue(ctx, ctxKey{}, w)
+}
+
+// From returns the writer ctx carries, else def.
+func From(ctx context.Context, def Writer) Writer {
+	if w, ok := ctx.Value(ctxKey{}).(Writer); ok {
+		return w
+	}
+	return def
 }

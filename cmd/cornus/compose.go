@@ -22,6 +22,7 @@ type composeFlags struct {
 	envFiles     []string
 	devcontainer string
 	progress     string
+	server       string // a cornus server's URL ("" : $CORNUS_SERVER, else local)
 }
 
 func (f *composeFlags) options(s streams) (compose.Options, error) {
@@ -77,6 +78,7 @@ func newComposeCmd(s streams) *cobra.Command {
 	pf.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
 	pf.StringVar(&f.devcontainer, "config", "", "Same as --devcontainer (the devcontainer CLI's name for it)")
 	pf.StringVar(&f.progress, "progress", "auto", "Progress output: auto, tty, plain, json or quiet")
+	pf.StringVar(&f.server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER) instead of the local backend")
 	cmd.AddCommand(
 		newConfigCmd(f, s),
 		newUpCmd(f, s),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -10,13 +11,15 @@ import (
 )
 
 func newDeployCmd(s streams) *cobra.Command {
-	var file, progressMode string
-	var del, volumes bool
+	var file, progressMode, server string
+	var del, volumes, detach bool
 	var o engine.UpOptions
 	cmd := &cobra.Command{
 		Use:   "deploy -f deploy.yaml [--delete]",
 		Short: "Apply (or with --delete, remove) a native deploy spec",
-		Args:  cobra.NoArgs,
+		Long: "Apply a native deploy spec. With --server the deployment lives on that cornus server for as long as this " +
+			"command runs (Ctrl-C removes it), unless --detach leaves it running there.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			path := file
@@ -27,7 +30,7 @@ func newDeployCmd(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			se, err := openSession(ctx, s, r.Dir, progressMode)
+			se, err := openSession(ctx, s, server, r.Dir, progressMode)
 			if err != nil {
 				return err
 			}
@@ -36,8 +39,24 @@ func newDeployCmd(s streams) *cobra.Command {
 				return se.engine.Down(ctx, r.Project.Name, engine.DownOptions{Spec: &r.Project, Volumes: volumes, RemoveOrphans: true})
 			}
 			se.printAllWarnings(s.Err, r.Project)
-			_, err = se.engine.Up(ctx, r.Project, o)
-			return err
+			attached := se.remote != nil && !detach
+			if attached {
+				if err := se.holdSession(ctx, s, r.Project.Name, false); err != nil {
+					return err
+				}
+			}
+			if _, err = se.engine.Up(ctx, r.Project, o); err != nil || !attached {
+				return err
+			}
+			se.progress.Close()
+			fmt.Fprintf(s.Err, "Deployed %s on %s: it runs while this command does (Ctrl-C removes it; --detach leaves it running).\n",
+				r.Project.Name, se.remote.client.URL())
+			select {
+			case <-ctx.Done():
+			case <-se.remote.attach.Done():
+				return fmt.Errorf("the session with %s ended: the server removes the deployment", se.remote.client.URL())
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -48,5 +67,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	fl.BoolVar(&o.ForceRecreate, "force-recreate", false, "Recreate containers even if unchanged")
 	fl.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "Remove containers of apps no longer in the spec")
 	fl.StringVar(&progressMode, "progress", "auto", "Progress output: auto, tty, plain, json or quiet")
+	fl.StringVar(&server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER)")
+	fl.BoolVar(&detach, "detach", false, "With --server, leave the deployment running when this command ends")
 	return cmd
 }

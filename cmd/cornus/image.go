@@ -7,17 +7,18 @@ import (
 	"sort"
 	"text/tabwriter"
 
-	"github.com/cornus-dev/cornus/backends"
 	"github.com/spf13/cobra"
 )
 
 func newImageCmd(s streams) *cobra.Command {
-	cmd := &cobra.Command{Use: "image", Short: "Manage images on the selected backend"}
-	cmd.AddCommand(newImageLoadCmd(s), newImageLsCmd(s))
+	var server string
+	cmd := &cobra.Command{Use: "image", Short: "Manage images on the selected backend (or a cornus server's)"}
+	cmd.PersistentFlags().StringVar(&server, "server", "", "A cornus server's URL (default $CORNUS_SERVER): its backend's images")
+	cmd.AddCommand(newImageLoadCmd(s, &server), newImageLsCmd(s, &server))
 	return cmd
 }
 
-func newImageLoadCmd(s streams) *cobra.Command {
+func newImageLoadCmd(s streams, server *string) *cobra.Command {
 	var input string
 	cmd := &cobra.Command{
 		Use:   "load [-i FILE.tar]",
@@ -33,12 +34,12 @@ func newImageLoadCmd(s streams) *cobra.Command {
 				defer f.Close()
 				r = f
 			}
-			se, err := openSession(cmd.Context(), s, "", "quiet")
+			se, err := openSession(cmd.Context(), s, *server, "", "quiet")
 			if err != nil {
 				return err
 			}
 			defer se.Close()
-			images, err := backends.Want[backends.Images](se.backend, backends.FeatureImages, "loading images")
+			images, err := se.images("loading images")
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ func newImageLoadCmd(s streams) *cobra.Command {
 	return cmd
 }
 
-func newImageLsCmd(s streams) *cobra.Command {
+func newImageLsCmd(s streams, server *string) *cobra.Command {
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:     "ls",
@@ -67,12 +68,12 @@ func newImageLsCmd(s streams) *cobra.Command {
 		Short:   "List images",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			se, err := openSession(cmd.Context(), s, "", "quiet")
+			se, err := openSession(cmd.Context(), s, *server, "", "quiet")
 			if err != nil {
 				return err
 			}
 			defer se.Close()
-			images, err := backends.Want[backends.Images](se.backend, backends.FeatureImages, "listing images")
+			images, err := se.images("listing images")
 			if err != nil {
 				return err
 			}

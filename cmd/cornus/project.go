@@ -65,7 +65,7 @@ func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool
 	if err != nil {
 		return target{}, nil, err
 	}
-	se, err := openSession(ctx, s, t.dir, progressMode)
+	se, err := openSession(ctx, s, f.server, t.dir, progressMode)
 	if err != nil {
 		return target{}, nil, err
 	}

@@ -86,6 +86,12 @@ func newRootCmd(s streams) *cobra.Command {
 		newVersionCmd(s),
 		newPluginCmd(s),
 		newMonitorCmd(s),
+		newSessionAgentCmd(s),
+		newServeCmd(s),
+		newTokenCmd(s),
+		newLoginCmd(s),
+		newPortForwardCmd(s),
+		newTunnelCmd(s),
 	)
 	return root
 }

@@ -27,12 +27,19 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			se, err := openSession(ctx, s, r.Dir, f.progress)
+			se, err := openSession(ctx, s, f.server, r.Dir, f.progress)
 			if err != nil {
 				return err
 			}
 			defer se.Close()
 			se.printAllWarnings(s.Err, r.Project)
+			if se.remote != nil {
+				// The deployment lives as long as its session: this
+				// process's in the foreground, an agent's with -d.
+				if err := se.holdSession(ctx, s, r.Project.Name, detach); err != nil {
+					return err
+				}
+			}
 			o.Services = args
 			res, err := se.engine.Up(ctx, r.Project, o)
 			se.progress.Close()

@@ -35,10 +35,11 @@ func main() {
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose, proxy, or scale (the 500-container run of make scale, not part of all)")
+	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, or scale (the 500-container run of make scale, not part of all)")
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
+	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
 	flag.Parse()
 	if *compose == "" {
 		fail(fmt.Errorf("-compose is required"))
@@ -61,6 +62,13 @@ func main() {
 	}
 	dockerSock := strings.TrimPrefix(host, "unix://")
 	b := bench{cornus: *cornus, compose: *compose, dir: dir}
+	if *only == "serve" {
+		if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
+			fail(err)
+		}
+		b.serveRows(*image, *runs)
+		return
+	}
 	if *only == "scale" {
 		b.scale(*image, dockerSock, *scaleServices, *scaleReplicas, *runs)
 		return
@@ -92,6 +100,10 @@ func main() {
 	fmt.Println()
 	if *withContainerd {
 		b.containerdRows(*image, *runs, t.upD, t.downD)
+		fmt.Println()
+	}
+	if *withServe {
+		b.serveRows(*image, *runs)
 		fmt.Println()
 	}
 

@@ -22,6 +22,7 @@ const (
 	SpecFile                     // the native deploy.yaml
 	SecretFile                   // secrets' and configs' file:
 	DockerConfig                 // docker CLI config.json and context meta.json
+	ServerState                  // cornus serve's tokens file and state, the client's login file
 )
 
 // Size limits, in bytes. The largest real Compose file, deploy.yaml or
@@ -45,7 +46,7 @@ func (k Kind) Max() int64 {
 		return MaxEnvFile
 	case SecretFile:
 		return MaxSecretFile
-	case DockerConfig:
+	case DockerConfig, ServerState:
 		return MaxDockerConfigFile
 	}
 	return MaxComposeFile
@@ -66,6 +67,8 @@ func (k Kind) what() string {
 		return "a secret or config file"
 	case DockerConfig:
 		return "a docker config file"
+	case ServerState:
+		return "a cornus tokens or state file"
 	}
 	return "a file"
 }
@@ -79,6 +82,8 @@ func (k Kind) fix() string {
 		return "mount large files as a volume instead"
 	case DockerConfig:
 		return "remove what docker does not need from it"
+	case ServerState:
+		return "remove entries no longer used"
 	}
 	return "split it, or keep large data in files the services mount"
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/progress"
+	"github.com/cornus-dev/cornus/server/client"
+)
+
+// Client configuration.
+const (
+	envServer = "CORNUS_SERVER"
+	envToken  = "CORNUS_TOKEN"
+	// envServerCA names a PEM file of CA certificates to trust for the
+	// server (a private or self-signed certificate).
+	envServerCA = "CORNUS_SERVER_CA"
+)
+
+// serverURL is --server, else $CORNUS_SERVER ("": deploy locally).
+func serverURL(flag string, environ []string) string {
+	if flag != "" {
+		return flag
+	}
+	return envValue(environ, envServer)
+}
+
+func envValue(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// loginFile is where cornus login keeps tokens: the user's config dir.
+func loginFile(environ []string) (string, error) {
+	dir := envValue(environ, "XDG_CONFIG_HOME")
+	if dir == "" {
+		home := envValue(environ, "HOME")
+		if home == "" {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			home = h
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "cornus", "servers.json"), nil
+}
+
+// logins is servers.json: a token per server URL.
+type logins struct {
+	Servers map[string]string `json:"servers"`
+}
+
+func readLogins(path string) (logins, error) {
+	l := logins{Servers: map[string]string{}}
+	data, err := boundedfile.Read(path, boundedfile.ServerState)
+	if errors.Is(err, os.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, err
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		return l, fmt.Errorf("%s: %w (remove it and log in again)", path, err)
+	}
+	if l.Servers == nil {
+		l.Servers = map[string]string{}
+	}
+	return l, nil
+}
+
+// saveLogin stores url's token, readable by the user only.
+func saveLogin(path, url, token string) error {
+	l, err := readLogins(path)
+	if err != nil {
+		return err
+	}
+	l.Servers[strings.TrimRight(url, "/")] = token
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(l, "", "  ")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// tokenFor is $CORNUS_TOKEN, else the token cornus login stored for url.
+func tokenFor(url string, environ []string) (string, error) {
+	if t := envValue(environ, envToken); t != "" {
+		return t, nil
+	}
+	path, err := loginFile(environ)
+	if err != nil {
+		return "", err
+	}
+	l, err := readLogins(path)
+	if err != nil {
+		return "", err
+	}
+	return l.Servers[strings.TrimRight(url, "/")], nil
+}
+
+// remoteSession is a server connection for one command, with the
+// deploy-attach session it holds (if any).
+type remoteSession struct {
+	client   *client.Client
+	projects *client.Projects
+	attach   *client.Session
+}
+
+func newClient(s streams, url string) (*client.Client, error) {
+	tok, err := tokenFor(url, s.Environ)
+	if err != nil {
+		return nil, err
+	}
+	return newClientToken(s, url, tok)
+}
+
+// newClientToken is a client of url with tok, trusting $CORNUS_SERVER_CA.
+func newClientToken(s streams, url, tok string) (*client.Client, error) {
+	c, err := client.New(url, tok)
+	if err != nil {
+		return nil, err
+	}
+	if ca := envValue(s.Environ, envServerCA); ca != "" {
+		if err := c.TrustCA(ca); err != nil {
+			return nil, fmt.Errorf("%s: %w", envServerCA, err)
+		}
+	}
+	return c, nil
+}
+
+func openRemote(ctx context.Context, s streams, url string, pw progress.Writer) (*remoteSession, error) {
+	c, err := newClient(s, url)
+	if err != nil {
+		return nil, err
+	}
+	c.Progress = pw
+	c.Warn = func(w string) { fmt.Fprintf(s.Err, "WARN %s\n", w) }
+	return &remoteSession{client: c, projects: &client.Projects{Client: c}}, nil
+}
+
+func (r *remoteSession) Close() {
+	if r.attach != nil {
+		_ = r.attach.Close()
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/server"
+)
+
+// dataDir is CORNUS_DATA_DIR, else /var/lib/cornus.
+func dataDir(environ []string) string {
+	if d := envValue(environ, "CORNUS_DATA_DIR"); d != "" {
+		return d
+	}
+	return "/var/lib/cornus"
+}
+
+func newServeCmd(s streams) *cobra.Command {
+	cfg := server.Config{Listen: "127.0.0.1:7443"}
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR] [--tls-cert F --tls-key F]",
+		Short: "Serve the deploy API: deploy from other machines to this one's backend",
+		Long: "Serve the deploy API over HTTP/1.1 and WebSocket on --listen, with TLS when a certificate is given " +
+			"(plain HTTP only on loopback unless --insecure-listen). Clients authenticate with tokens from " +
+			"CORNUS_TOKENS_FILE (NAME:TOKEN lines, re-read when it changes; `cornus token create NAME` adds one). " +
+			"The backend is CORNUS_DEPLOY_BACKEND's, as for the CLI.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			cfg.Environ, cfg.DataDir = s.Environ, dataDir(s.Environ)
+			if cfg.AdvertiseURL == "" {
+				cfg.AdvertiseURL = envValue(s.Environ, server.EnvAdvertiseURL)
+			}
+			cfg.Log = slog.New(slog.NewJSONHandler(s.Err, nil))
+			b, err := registry.Open(ctx, s.Environ)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			srv, err := server.New(ctx, b, cfg)
+			if err != nil {
+				return err
+			}
+			return srv.Serve(ctx, func(addr string) {
+				scheme := "http"
+				if cfg.TLSCert != "" {
+					scheme = "https"
+				}
+				cfg.Log.Info("serving", "url", scheme+"://"+addr, "backend", b.Name(), "tokens", srv.TokensFile())
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Listen, "listen", cfg.Listen, "Address to listen on (host:port)")
+	fl.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate (PEM)")
+	fl.StringVar(&cfg.TLSKey, "tls-key", "", "TLS key (PEM)")
+	fl.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "Serve plain HTTP off loopback (tokens cross the network in the clear)")
+	fl.StringVar(&cfg.TokensFile, "tokens-file", "", "Client tokens (default $CORNUS_TOKENS_FILE, else $CORNUS_DATA_DIR/server/tokens)")
+	fl.StringVar(&cfg.AdvertiseURL, "advertise-url", "", "URL companions dial back to (default $CORNUS_ADVERTISE_URL)")
+	return cmd
+}
+
+func newTokenCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Manage cornus serve's client tokens"}
+	var file string
+	create := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a client token NAME, add it to the tokens file and print it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				file = server.TokensFile(s.Environ, dataDir(s.Environ))
+			}
+			tok, err := server.AddClientToken(file, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(s.Out, tok)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&file, "tokens-file", "", "Tokens file (default $CORNUS_TOKENS_FILE, else $CORNUS_DATA_DIR/server/tokens)")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func newLoginCmd(s streams) *cobra.Command {
+	var token string
+	cmd := &cobra.Command{
+		Use:   "login URL",
+		Short: "Store a token for a cornus server (read from --token, else stdin)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			url := strings.TrimRight(args[0], "/")
+			if token == "" {
+				line, err := bufio.NewReader(s.In).ReadString('\n')
+				if err != nil && line == "" {
+					return fmt.Errorf("login: give the token with --token or on stdin")
+				}
+				token = strings.TrimSpace(line)
+			}
+			c, err := newClientToken(s, url, token)
+			if err != nil {
+				return err
+			}
+			info, err := c.Info(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("login to %s: %w", url, err)
+			}
+			path, err := loginFile(s.Environ)
+			if err != nil {
+				return err
+			}
+			if err := saveLogin(path, url, token); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "Logged in to %s as %s (backend %s); the token is in %s\n", url, info.Tenant, info.Backend, path)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&token, "token", "", "The token (prefer stdin: flags show in ps)")
+	return cmd
+}

@@ -1,0 +1,158 @@
+// Package api is the wire format of cornus serve's deploy API, shared by
+// the server and its client: routes, request and response bodies, and the
+// framing of streamed answers.
+package api
+
+import (
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/progress"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Version is the API path prefix.
+const Version = "/v1"
+
+// Headers.
+const (
+	// HeaderSession names the deploy-attach session a request belongs to.
+	HeaderSession = "X-Cornus-Session"
+	// HeaderCaretakerToken carries a deployment's caretaker token back to
+	// the client that deployed it.
+	HeaderCaretakerToken = "X-Cornus-Caretaker-Token"
+)
+
+// Info is GET /v1/info.
+type Info struct {
+	Version string `json:"version"`
+	Backend string `json:"backend"`
+	// Rootless is set when the backend runs rootless (podman): port-forward
+	// and tunnel then refuse unless the server allows them.
+	Rootless bool `json:"rootless,omitempty"`
+	// Tenant is the name of the token the request used.
+	Tenant string `json:"tenant"`
+}
+
+// Error is every non-2xx body.
+type Error struct {
+	Message string `json:"message"`
+	// Kind is the errdefs class ("notfound", "conflict", "invalid",
+	// "denied", "unavailable", "notimplemented"), so the client's errors
+	// keep their class.
+	Kind string `json:"kind,omitempty"`
+}
+
+// UpRequest is POST /v1/projects/{project}/up.
+type UpRequest struct {
+	Spec          spec.Project `json:"spec"`
+	Services      []string     `json:"services,omitempty"`
+	NoDeps        bool         `json:"noDeps,omitempty"`
+	ForceRecreate bool         `json:"forceRecreate,omitempty"`
+	Wait          bool         `json:"wait,omitempty"`
+	RemoveOrphans bool         `json:"removeOrphans,omitempty"`
+}
+
+// UpResult ends an up stream.
+type UpResult struct {
+	Orphans []backends.Container `json:"orphans,omitempty"`
+}
+
+// DownRequest is POST /v1/projects/{project}/down.
+type DownRequest struct {
+	Spec          *spec.Project  `json:"spec,omitempty"`
+	Volumes       bool           `json:"volumes,omitempty"`
+	RemoveOrphans bool           `json:"removeOrphans,omitempty"`
+	Timeout       *time.Duration `json:"timeout,omitempty"`
+}
+
+// LifecycleRequest is POST /v1/projects/{project}/{start,stop,restart,kill,rm}.
+type LifecycleRequest struct {
+	Services []string       `json:"services,omitempty"`
+	Timeout  *time.Duration `json:"timeout,omitempty"`
+	Signal   string         `json:"signal,omitempty"`
+	Spec     *spec.Project  `json:"spec,omitempty"`
+	Volumes  bool           `json:"volumes,omitempty"`
+	Stopped  bool           `json:"stopped,omitempty"`
+}
+
+// Removed is the answer of rm.
+type Removed struct {
+	Containers []backends.Container `json:"containers"`
+}
+
+// PortAnswer is GET /v1/projects/{project}/port.
+type PortAnswer struct {
+	Address string `json:"address"`
+}
+
+// ImageUse is one row of GET /v1/projects/{project}/images.
+type ImageUse struct {
+	Container string         `json:"container"`
+	Image     backends.Image `json:"image"`
+	Ref       string         `json:"ref"`
+}
+
+// Project is one row of GET /v1/projects.
+type Project struct {
+	Name       string `json:"name"`
+	Containers int    `json:"containers"`
+	Running    int    `json:"running"`
+	Session    string `json:"session,omitempty"`
+	Detached   bool   `json:"detached,omitempty"`
+}
+
+// Frame is one line of a streamed answer (application/x-ndjson): progress
+// while the work runs, then exactly one of Result or Error.
+type Frame struct {
+	Progress *progress.Event `json:"progress,omitempty"`
+	Warning  string          `json:"warning,omitempty"`
+	Result   any             `json:"result,omitempty"`
+	Error    *Error          `json:"error,omitempty"`
+}
+
+// ExecStart is the first (text) message of an exec WebSocket from the
+// client; Control messages follow as text, stdin as binary.
+type ExecStart struct {
+	Service    string             `json:"service"`
+	Index      int                `json:"index,omitempty"`
+	Cmd        []string           `json:"cmd"`
+	Env        []string           `json:"env,omitempty"`
+	User       string             `json:"user,omitempty"`
+	WorkingDir string             `json:"workingDir,omitempty"`
+	TTY        bool               `json:"tty,omitempty"`
+	Stdin      bool               `json:"stdin,omitempty"`
+	Privileged bool               `json:"privileged,omitempty"`
+	Size       *backends.TermSize `json:"size,omitempty"`
+}
+
+// Control is a text message on an exec WebSocket: a resize or the end of
+// stdin from the client; the exit code (or error) from the server.
+type Control struct {
+	Resize   *backends.TermSize `json:"resize,omitempty"`
+	CloseIn  bool               `json:"closeStdin,omitempty"`
+	ExitCode *int               `json:"exitCode,omitempty"`
+	Error    *Error             `json:"error,omitempty"`
+}
+
+// Stream ids prefix binary exec messages from the server.
+const (
+	StreamStdout byte = 1
+	StreamStderr byte = 2
+)
+
+// Dial opens a session stream to a workload (port-forward, tunnel): the
+// client writes it as one JSON line, the server answers with a DialReply
+// line, then the stream carries the connection (TCP) or length-prefixed
+// datagrams (UDP: 2-byte big-endian length, then the payload).
+type Dial struct {
+	Service string `json:"service"`
+	Index   int    `json:"index,omitempty"`
+	Port    int    `json:"port"`
+	Proto   string `json:"proto,omitempty"` // tcp (default) or udp
+}
+
+// DialReply answers a Dial.
+type DialReply struct {
+	Error *Error `json:"error,omitempty"`
+}

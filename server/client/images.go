@@ -1,0 +1,27 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/server/api"
+)
+
+// LoadImage pushes an image archive into the server's backend.
+func (c *Client) LoadImage(ctx context.Context, tar io.Reader) ([]string, error) {
+	resp, err := c.do(ctx, http.MethodPost, api.Version+"/images/load", nil, tar, http.Header{"Content-Type": {"application/x-tar"}})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var refs []string
+	return refs, decode(resp, &refs)
+}
+
+// ListImages lists the images in the server's backend.
+func (c *Client) ListImages(ctx context.Context) ([]backends.Image, error) {
+	var imgs []backends.Image
+	return imgs, c.call(ctx, http.MethodGet, api.Version+"/images", nil, nil, &imgs)
+}

@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Projects runs the project verbs on the server: the same methods, with
+// the same options, as the local engine.
+type Projects struct {
+	*Client
+	// Session, when set, ties the deployments Up makes to that session.
+	Session string
+	// CaretakerToken is set by Up: the deployment's caretaker token.
+	CaretakerToken string
+}
+
+func projectPath(project, verb string) string {
+	return api.Version + "/projects/" + url.PathEscape(project) + "/" + verb
+}
+
+// Up applies p on the server.
+func (p *Projects) Up(ctx context.Context, sp spec.Project, o engine.UpOptions) (engine.UpResult, error) {
+	hdr := http.Header{}
+	if p.Session != "" {
+		hdr.Set(api.HeaderSession, p.Session)
+	}
+	var res api.UpResult
+	h, err := p.stream(ctx, projectPath(sp.Name, "up"), hdr, api.UpRequest{Spec: sp, Services: o.Services, NoDeps: o.NoDeps,
+		ForceRecreate: o.ForceRecreate, Wait: o.Wait, RemoveOrphans: o.RemoveOrphans}, &res)
+	if h != nil {
+		p.CaretakerToken = h.Get(api.HeaderCaretakerToken)
+	}
+	return engine.UpResult{Orphans: res.Orphans}, err
+}
+
+// Down removes a project on the server.
+func (p *Projects) Down(ctx context.Context, project string, o engine.DownOptions) error {
+	_, err := p.stream(ctx, projectPath(project, "down"), nil,
+		api.DownRequest{Spec: o.Spec, Volumes: o.Volumes, RemoveOrphans: o.RemoveOrphans, Timeout: o.Timeout}, nil)
+	return err
+}
+
+// PS lists a project's containers.
+func (p *Projects) PS(ctx context.Context, project string, o engine.PSOptions) ([]backends.Container, error) {
+	q := url.Values{"service": o.Services}
+	if o.All {
+		q.Set("all", "1")
+	}
+	var cs []backends.Container
+	return cs, p.call(ctx, http.MethodGet, projectPath(project, "ps"), q, nil, &cs)
+}
+
+// Logs streams a project's logs to o.Out.
+func (p *Projects) Logs(ctx context.Context, project string, o engine.LogsOptions) error {
+	q := url.Values{"service": o.Services, "tail": {strconv.Itoa(o.Tail)}}
+	setFlag(q, "follow", o.Follow)
+	setFlag(q, "timestamps", o.Timestamps)
+	setFlag(q, "noPrefix", o.NoPrefix)
+	setFlag(q, "color", o.Color)
+	setTime(q, "since", o.Since)
+	setTime(q, "until", o.Until)
+	return p.copyStream(ctx, projectPath(project, "logs"), q, o.Out)
+}
+
+// Attach streams the output of a project's running containers.
+func (p *Projects) Attach(ctx context.Context, project string, o engine.AttachOptions) error {
+	q := url.Values{"service": o.Services}
+	setFlag(q, "color", o.Color)
+	return p.copyStream(ctx, projectPath(project, "attach"), q, o.Out)
+}
+
+func (p *Projects) copyStream(ctx context.Context, path string, q url.Values, out io.Writer) error {
+	resp, err := p.do(ctx, http.MethodGet, path, q, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(out, resp.Body)
+	if ctx.Err() != nil {
+		return nil // interrupted, as a local follow is
+	}
+	return err
+}
+
+func setFlag(q url.Values, k string, v bool) {
+	if v {
+		q.Set(k, "1")
+	}
+}
+
+func setTime(q url.Values, k string, t time.Time) {
+	if !t.IsZero() {
+		q.Set(k, t.Format(time.RFC3339Nano))
+	}
+}
+
+func (p *Projects) lifecycle(ctx context.Context, project, verb string, o engine.LifecycleOptions, out any) error {
+	_, err := p.stream(ctx, projectPath(project, verb), nil, api.LifecycleRequest{Services: o.Services, Timeout: o.Timeout,
+		Signal: o.Signal, Spec: o.Spec, Volumes: o.Volumes, Stopped: o.Stopped}, out)
+	return err
+}
+
+// Start starts a project's stopped containers.
+func (p *Projects) Start(ctx context.Context, project string, o engine.LifecycleOptions) error {
+	return p.lifecycle(ctx, project, "start", o, nil)
+}
+
+// Stop stops a project's containers.
+func (p *Projects) Stop(ctx context.Context, project string, o engine.LifecycleOptions) error {
+	return p.lifecycle(ctx, project, "stop", o, nil)
+}
+
+// Restart restarts a project's containers.
+func (p *Projects) Restart(ctx context.Context, project string, o engine.LifecycleOptions) error {
+	return p.lifecycle(ctx, project, "restart", o, nil)
+}
+
+// Kill signals a project's containers.
+func (p *Projects) Kill(ctx context.Context, project string, o engine.LifecycleOptions) error {
+	return p.lifecycle(ctx, project, "kill", o, nil)
+}
+
+// Remove removes a project's stopped containers.
+func (p *Projects) Remove(ctx context.Context, project string, o engine.LifecycleOptions) ([]backends.Container, error) {
+	var r api.Removed
+	err := p.lifecycle(ctx, project, "rm", o, &r)
+	return r.Containers, err
+}
+
+// Port is the host address a service's port is published on (on the
+// server's host).
+func (p *Projects) Port(ctx context.Context, project, service string, port int, proto string, index int) (string, error) {
+	var a api.PortAnswer
+	q := url.Values{"service": {service}, "port": {strconv.Itoa(port)}, "proto": {proto}, "index": {strconv.Itoa(index)}}
+	return a.Address, p.call(ctx, http.MethodGet, projectPath(project, "port"), q, nil, &a)
+}
+
+// Top lists the processes of a project's containers.
+func (p *Projects) Top(ctx context.Context, project string, services []string) (map[string]backends.Processes, error) {
+	var out map[string]backends.Processes
+	return out, p.call(ctx, http.MethodGet, projectPath(project, "top"), url.Values{"service": services}, nil, &out)
+}
+
+// Images lists the images a project's containers use.
+func (p *Projects) Images(ctx context.Context, project string, services []string) ([]engine.ImageUse, error) {
+	var uses []api.ImageUse
+	if err := p.call(ctx, http.MethodGet, projectPath(project, "images"), url.Values{"service": services}, nil, &uses); err != nil {
+		return nil, err
+	}
+	out := make([]engine.ImageUse, 0, len(uses))
+	for _, u := range uses {
+		out = append(out, engine.ImageUse{Container: u.Container, Image: u.Image, Ref: u.Ref})
+	}
+	return out, nil
+}
+
+// Warnings asks the server which fields of sp its backend cannot honor.
+func (p *Projects) Warnings(sp spec.Project) []spec.Warning {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ws []spec.Warning
+	if err := p.call(ctx, http.MethodPost, api.Version+"/warnings", nil, sp, &ws); err != nil {
+		return []spec.Warning{{Message: fmt.Sprintf("the server could not check the spec: %v", err)}}
+	}
+	return ws
+}
+
+// List lists the tenant's projects on the server.
+func (c *Client) List(ctx context.Context) ([]api.Project, error) {
+	var ps []api.Project
+	return ps, c.call(ctx, http.MethodGet, api.Version+"/projects", nil, nil, &ps)
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/server/api"
+)
+
+// maxDialHeader bounds a stream's opening line.
+const maxDialHeader = 4 << 10
+
+// serveStream answers one stream a client opened on its session: a Dial
+// to a workload of the session's project, then bytes both ways.
+func (s *Server) serveStream(ctx context.Context, sess *session, project string, st net.Conn) {
+	defer st.Close()
+	_ = st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReaderSize(io.LimitReader(st, maxDialHeader), maxDialHeader)
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return
+	}
+	var d api.Dial
+	if err := json.Unmarshal(line, &d); err != nil {
+		replyDial(st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err))
+		return
+	}
+	_ = st.SetReadDeadline(time.Time{})
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	conn, err := DialWorkload(dctx, s.b, s.e, project, d)
+	cancel()
+	if err != nil {
+		replyDial(st, err)
+		return
+	}
+	defer conn.Close()
+	replyDial(st, nil)
+	if d.Proto == "udp" {
+		pipeDatagrams(st, conn)
+		return
+	}
+	pipe(st, conn)
+}
+
+func replyDial(st net.Conn, err error) {
+	var r api.DialReply
+	if err != nil {
+		e, _ := api.ErrorOf(err)
+		r.Error = &e
+	}
+	b, _ := json.Marshal(r)
+	_, _ = st.Write(append(b, '\n'))
+}
+
+// hostReacher is a backend that can say its containers' networks are not
+// reachable from this host (rootless podman).
+type hostReacher interface {
+	CheckHostReach(ctx context.Context, what string) error
+}
+
+// containerDialer is a backend that reaches its containers' ports itself
+// (kubernetes: pods/portforward) rather than by address.
+type containerDialer interface {
+	DialContainer(ctx context.Context, id string, port int, proto string) (net.Conn, error)
+}
+
+// DialWorkload connects from this host to a port of one replica of a
+// service (port-forward and tunnel; the CLI uses it too without a server).
+func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, project string, d api.Dial) (net.Conn, error) {
+	if d.Port < 1 || d.Port > 65535 {
+		return nil, fmt.Errorf("%w: port %d", errdefs.ErrInvalidArgument, d.Port)
+	}
+	proto := d.Proto
+	if proto == "" {
+		proto = "tcp"
+	}
+	if proto != "tcp" && proto != "udp" {
+		return nil, fmt.Errorf("%w: protocol %q: tcp or udp", errdefs.ErrInvalidArgument, d.Proto)
+	}
+	if hr, ok := b.(hostReacher); ok {
+		if err := hr.CheckHostReach(ctx, "port-forward and tunnel"); err != nil {
+			return nil, err
+		}
+	}
+	c, err := replica(ctx, e, project, d.Service, d.Index)
+	if err != nil {
+		return nil, err
+	}
+	if cd, ok := b.(containerDialer); ok {
+		return cd.DialContainer(ctx, c.ID, d.Port, proto)
+	}
+	det, err := b.Inspect(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range det.Networks {
+		if n.IPAddress != "" {
+			var dl net.Dialer
+			return dl.DialContext(ctx, proto, net.JoinHostPort(n.IPAddress, strconv.Itoa(d.Port)))
+		}
+	}
+	return nil, fmt.Errorf("%w: %s has no network address the server can reach (no network of its own)", errdefs.ErrFailedPrecondition, c.Name)
+}
+
+// replica finds a running container of service (by service name or
+// container name), replica index (1 when 0).
+func replica(ctx context.Context, e *engine.Engine, project, service string, index int) (backends.Container, error) {
+	if index == 0 {
+		index = 1
+	}
+	cs, err := e.PS(ctx, project, engine.PSOptions{})
+	if err != nil {
+		return backends.Container{}, err
+	}
+	for _, c := range cs {
+		if (c.App() == service && c.Replica() == strconv.Itoa(index)) || c.Name == service {
+			return c, nil
+		}
+	}
+	return backends.Container{}, fmt.Errorf("%w: no running replica %d of service %q in project %s", errdefs.ErrNotFound, index, service, project)
+}
+
+// pipe copies both ways until both directions are done.
+func pipe(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.CopyBuffer(dst, src, make([]byte, copyBuffer))
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
+
+// maxDatagram bounds one forwarded UDP datagram.
+const maxDatagram = 65507
+
+// pipeDatagrams carries length-prefixed datagrams of stream st to and
+// from the UDP socket conn.
+func pipeDatagrams(st, conn net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, maxDatagram)
+		var hdr [2]byte
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			binary.BigEndian.PutUint16(hdr[:], uint16(n))
+			if _, err := st.Write(append(hdr[:], buf[:n]...)); err != nil {
+				return
+			}
+		}
+	}()
+	_ = ReadDatagrams(st, func(p []byte) error {
+		_, err := conn.Write(p)
+		return err
+	})
+	conn.Close()
+	<-done
+}
+
+// ReadDatagrams calls fn with each length-prefixed datagram read from r
+// until r ends.
+func ReadDatagrams(r io.Reader, fn func([]byte) error) error {
+	var hdr [2]byte
+	buf := make([]byte, maxDatagram)
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return err
+		}
+		n := int(binary.BigEndian.Uint16(hdr[:]))
+		if n > maxDatagram {
+			return fmt.Errorf("datagram of %d bytes", n)
+		}
+		if _, err := io.ReadFull(r, buf[:n]); err != nil {
+			return err
+		}
+		if err := fn(buf[:n]); err != nil {
+			return err
+		}
+	}
+}
+
+// copyBuffer is the chunk a forwarded stream moves at a time: large
+// chunks make fewer session frames (each one a WebSocket message).
+const copyBuffer = 256 << 10

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/server/api"
+)
+
+// events is GET /v1/events?project=P[&since=&until=]: the backend's
+// container events of one of the tenant's projects, as NDJSON frames
+// whose Result is a backends.Event.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, id identity) {
+	q := r.URL.Query()
+	project := q.Get("project")
+	if project == "" {
+		writeError(w, fmt.Errorf("%w: events need ?project=NAME", errdefs.ErrInvalidArgument))
+		return
+	}
+	if err := s.checkOwner(r, id.tenant, project); err != nil {
+		writeError(w, err)
+		return
+	}
+	src, err := backends.Want[backends.EventSource](s.b, backends.FeatureEvents, "events")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	o := backends.EventOptions{Labels: map[string]string{backends.LabelProject: project}}
+	if o.Since, err = queryTime(q.Get("since")); err == nil {
+		o.Until, err = queryTime(q.Get("until"))
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	evs, errc := src.Events(r.Context(), o)
+	f := newFrames(w)
+	for e := range evs {
+		f.send(api.Frame{Result: e})
+	}
+	if err := <-errc; err != nil && r.Context().Err() == nil {
+		e, _ := api.ErrorOf(err)
+		f.send(api.Frame{Error: &e})
+	}
+}
+
+// relay is GET /v1/relay/{project}: where a deployment's caretaker
+// companion connects back (caretaker token only). The companion arrives
+// with the mounts issue; until then a caretaker is told so.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
+	writeError(w, fmt.Errorf("%w: no caretaker relay in this version of cornus serve", errdefs.ErrNotImplemented))
+}

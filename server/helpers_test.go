@@ -1,0 +1,148 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/testimage"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+const testImage = "cornus-test/busybox:1"
+
+// testServer is a server over the selected real backend, with two
+// tenants (alice, bob) and its own data dir.
+type testServer struct {
+	t     *testing.T
+	srv   *Server
+	http  *httptest.Server
+	b     backends.Backend
+	alice string
+	bob   string
+}
+
+func newTestServer(t *testing.T) *testServer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	env := append(os.Environ(), "CORNUS_DATA_DIR="+filepath.Join(dir, "data"), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"))
+	b, err := registry.Open(ctx, env)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("a backend is required under CI: %v", err)
+		}
+		t.Skipf("no backend (start one with scripts/setup.sh): %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	loadTestImage(t, b)
+	tokens := filepath.Join(dir, "tokens")
+	ts := &testServer{t: t, b: b}
+	if ts.alice, err = AddClientToken(tokens, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if ts.bob, err = AddClientToken(tokens, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	ts.srv, err = New(ctx, b, Config{DataDir: filepath.Join(dir, "data"), TokensFile: tokens, Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The real server's limits, on a test listener.
+	ts.http = httptest.NewUnstartedServer(nil)
+	ts.http.Config = ts.srv.httpServer(context.Background())
+	ts.http.Start()
+	t.Cleanup(ts.http.Close)
+	return ts
+}
+
+func loadTestImage(t *testing.T, b backends.Backend) {
+	t.Helper()
+	imgs, err := backends.Want[backends.Images](b, backends.FeatureImages, "images")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imgs.InspectImage(context.Background(), testImage); err == nil {
+		return
+	}
+	var buf bytes.Buffer
+	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: testImage}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imgs.LoadImage(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func uniqueProject(prefix string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// sleeperProject is one app that stops promptly.
+func sleeperProject(name string) spec.Project {
+	return spec.Project{Name: name, Services: map[string]spec.App{"app": {
+		Image: testImage, Command: []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"},
+	}}}.Normalize()
+}
+
+// request sends method path with token and body; it returns status and
+// body.
+func (ts *testServer) request(method, path, token string, body any) (int, string) {
+	ts.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, ts.http.URL+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(data)
+}
+
+// upAs deploys p for token and removes it when the test ends.
+func (ts *testServer) upAs(token string, p spec.Project) {
+	ts.t.Helper()
+	code, body := ts.request(http.MethodPost, "/v1/projects/"+p.Name+"/up", token, map[string]any{"spec": p})
+	if code != http.StatusOK || strings.Contains(body, `"error"`) {
+		ts.t.Fatalf("up %s: %d %s", p.Name, code, body)
+	}
+	ts.t.Cleanup(func() {
+		zero := time.Duration(0)
+		_ = ts.srv.e.Down(context.Background(), p.Name, engine.DownOptions{Volumes: true, Timeout: &zero})
+	})
+}
+
+func (ts *testServer) containers(project string) []backends.Container {
+	ts.t.Helper()
+	cs, err := ts.srv.e.PS(context.Background(), project, engine.PSOptions{All: true})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return cs
+}
+
+func engineAll() engine.PSOptions { return engine.PSOptions{All: true} }

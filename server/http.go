@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/server/api"
+)
+
+// bearer is the request's bearer token ("" if none).
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
+		return strings.TrimSpace(tok)
+	}
+	return ""
+}
+
+var (
+	errNoToken      = fmt.Errorf("%w: a bearer token is required (cornus login URL, or CORNUS_TOKEN)", errdefs.ErrUnauthenticated)
+	errBadToken     = fmt.Errorf("%w: the token is not valid for this server", errdefs.ErrUnauthenticated)
+	errCaretakerTok = fmt.Errorf("%w: a caretaker token is valid only on its deployment's relay", errdefs.ErrPermissionDenied)
+	errClientTok    = fmt.Errorf("%w: the relay takes the deployment's caretaker token", errdefs.ErrPermissionDenied)
+)
+
+// client admits requests with a client token.
+func (s *Server) client(h func(http.ResponseWriter, *http.Request, identity)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.identify(r)
+		if err == nil && id.tenant == "" {
+			err = errCaretakerTok
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		noteTenant(r, id.tenant)
+		if p := r.PathValue("project"); p != "" {
+			if err := s.checkOwner(r, id.tenant, p); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		h(w, r, id)
+	})
+}
+
+// caretaker admits requests with the caretaker token of the path's
+// project.
+func (s *Server) caretaker(h func(http.ResponseWriter, *http.Request, identity)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := s.identify(r)
+		switch {
+		case err != nil:
+		case id.tenant != "":
+			err = errClientTok
+		case id.caretaker != r.PathValue("project"):
+			err = fmt.Errorf("%w: this caretaker token belongs to another deployment", errdefs.ErrPermissionDenied)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		h(w, r, id)
+	})
+}
+
+func (s *Server) identify(r *http.Request) (identity, error) {
+	tok := bearer(r)
+	if tok == "" {
+		return identity{}, errNoToken
+	}
+	id, ok := s.tokens.authenticate(tok)
+	if !ok {
+		return identity{}, errBadToken
+	}
+	return id, nil
+}
+
+// logged writes one structured line per request: never a token, never a
+// query string (it may hold paths and names, not secrets, but stays out).
+func (s *Server) logged(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rid := make([]byte, 6)
+		_, _ = rand.Read(rid)
+		info := &requestInfo{}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+		s.log.Info("request", "id", hex.EncodeToString(rid), "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "tenant", info.tenant, "remote", r.RemoteAddr,
+			"duration_ms", time.Since(start).Milliseconds())
+	})
+}
+
+// requestInfo carries what the auth layer learned back to the log line.
+type requestInfo struct{ tenant string }
+
+type requestInfoKey struct{}
+
+func noteTenant(r *http.Request, tenant string) {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.tenant = tenant
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController and websocket.Accept reach the
+// connection (flush, hijack).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e, status := api.ErrorOf(err)
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cornus"`)
+	}
+	writeJSON(w, status, e)
+}
+
+// decodeBody reads a JSON body of at most max bytes within bodyReadLimit.
+func decodeBody(w http.ResponseWriter, r *http.Request, max int64, v any) error {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadLimit))
+	body := http.MaxBytesReader(w, r.Body, max)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if _, ok := err.(*http.MaxBytesError); ok {
+			return fmt.Errorf("%w: the request body is larger than %d bytes", errdefs.ErrOutOfRange, max)
+		}
+		if err == io.EOF {
+			return fmt.Errorf("%w: the request needs a JSON body", errdefs.ErrInvalidArgument)
+		}
+		return fmt.Errorf("%w: request body: %v", errdefs.ErrInvalidArgument, err)
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return nil
+}

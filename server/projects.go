@@ -1,0 +1,288 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/progress"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// LabelTenant marks every container the server deployed with the name of
+// the client token that deployed it: a project belongs to one tenant.
+const LabelTenant = "dev.cornus.server.tenant"
+
+// checkOwner refuses a project another tenant deployed.
+func (s *Server) checkOwner(r *http.Request, tenant, project string) error {
+	if err := validProject(project); err != nil {
+		return err
+	}
+	cs, err := s.e.PS(r.Context(), project, engine.PSOptions{All: true})
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if owner, ok := c.Labels[LabelTenant]; ok && owner != tenant {
+			return fmt.Errorf("%w: project %s belongs to another tenant", errdefs.ErrPermissionDenied, project)
+		}
+	}
+	return nil
+}
+
+// normalized is a received spec with what JSON does not carry (app
+// names) restored.
+func normalized(p *spec.Project) *spec.Project {
+	if p == nil {
+		return nil
+	}
+	n := p.Normalize()
+	return &n
+}
+
+func validProject(p string) error {
+	if p == "" || len(p) > 128 {
+		return fmt.Errorf("%w: project name %q", errdefs.ErrInvalidArgument, p)
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return fmt.Errorf("%w: project name %q: lowercase letters, digits, '-' and '_' only", errdefs.ErrInvalidArgument, p)
+		}
+	}
+	return nil
+}
+
+func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
+	project := r.PathValue("project")
+	var req api.UpRequest
+	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	p := req.Spec.Normalize()
+	if p.Name != project {
+		writeError(w, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, p.Name, project))
+		return
+	}
+	if err := p.Validate(); err != nil {
+		writeError(w, fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err))
+		return
+	}
+	sess, err := s.sessions.forRequest(r, id.tenant, project)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	for name, a := range p.Services {
+		if a.Labels == nil {
+			a.Labels = map[string]string{}
+		}
+		a.Labels[LabelTenant] = id.tenant
+		p.Services[name] = a
+	}
+	tok, err := s.tokens.mintCaretaker(project)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set(api.HeaderCaretakerToken, tok)
+	f := newFrames(w)
+	ctx := progress.WithWriter(r.Context(), f)
+	res, err := s.e.Up(ctx, p, engine.UpOptions{Services: req.Services, NoDeps: req.NoDeps, ForceRecreate: req.ForceRecreate,
+		Wait: req.Wait, RemoveOrphans: req.RemoveOrphans})
+	if err == nil && sess != nil {
+		err = s.sessions.own(sess, project)
+	}
+	f.finish(api.UpResult{Orphans: res.Orphans}, err)
+}
+
+func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
+	project := r.PathValue("project")
+	var req api.DownRequest
+	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	f := newFrames(w)
+	ctx := progress.WithWriter(r.Context(), f)
+	err := s.e.Down(ctx, project, engine.DownOptions{Spec: normalized(req.Spec), Volumes: req.Volumes, RemoveOrphans: req.RemoveOrphans, Timeout: req.Timeout})
+	if err == nil {
+		s.tokens.forgetCaretaker(project)
+		s.sessions.release(project)
+	}
+	f.finish(struct{}{}, err)
+}
+
+func (s *Server) ps(w http.ResponseWriter, r *http.Request, id identity) {
+	q := r.URL.Query()
+	cs, err := s.e.PS(r.Context(), r.PathValue("project"), engine.PSOptions{Services: q["service"], All: q.Get("all") == "1"})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if cs == nil {
+		cs = []backends.Container{}
+	}
+	writeJSON(w, http.StatusOK, cs)
+}
+
+func (s *Server) logs(w http.ResponseWriter, r *http.Request, id identity) {
+	q := r.URL.Query()
+	o := engine.LogsOptions{Services: q["service"], Follow: q.Get("follow") == "1", Timestamps: q.Get("timestamps") == "1",
+		NoPrefix: q.Get("noPrefix") == "1", Color: q.Get("color") == "1", Tail: -1}
+	var err error
+	if v := q.Get("tail"); v != "" {
+		if o.Tail, err = strconv.Atoi(v); err != nil {
+			writeError(w, fmt.Errorf("%w: tail %q", errdefs.ErrInvalidArgument, v))
+			return
+		}
+	}
+	if o.Since, err = queryTime(q.Get("since")); err == nil {
+		o.Until, err = queryTime(q.Get("until"))
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	o.Out = newFlushWriter(w, "text/plain; charset=utf-8")
+	// Headers are out: an error now can only end the stream.
+	_ = s.e.Logs(r.Context(), r.PathValue("project"), o)
+}
+
+func queryTime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return t, fmt.Errorf("%w: time %q: want RFC 3339", errdefs.ErrInvalidArgument, v)
+	}
+	return t, nil
+}
+
+func (s *Server) attach(w http.ResponseWriter, r *http.Request, id identity) {
+	q := r.URL.Query()
+	out := newFlushWriter(w, "text/plain; charset=utf-8")
+	_ = s.e.Attach(r.Context(), r.PathValue("project"), engine.AttachOptions{Services: q["service"], Color: q.Get("color") == "1", Out: out})
+}
+
+var lifecycleVerbs = []string{"start", "stop", "restart", "kill", "rm"}
+
+func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) {
+	verb := r.PathValue("verb")
+	if !slices.Contains(lifecycleVerbs, verb) {
+		writeError(w, fmt.Errorf("%w: no such verb %q", errdefs.ErrNotFound, verb))
+		return
+	}
+	var req api.LifecycleRequest
+	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	project := r.PathValue("project")
+	o := engine.LifecycleOptions{Services: req.Services, Timeout: req.Timeout, Signal: req.Signal, Spec: normalized(req.Spec), Volumes: req.Volumes, Stopped: req.Stopped}
+	f := newFrames(w)
+	ctx := progress.WithWriter(r.Context(), f)
+	var err error
+	var result any = struct{}{}
+	switch verb {
+	case "start":
+		err = s.e.Start(ctx, project, o)
+	case "stop":
+		err = s.e.Stop(ctx, project, o)
+	case "restart":
+		err = s.e.Restart(ctx, project, o)
+	case "kill":
+		err = s.e.Kill(ctx, project, o)
+	case "rm":
+		var cs []backends.Container
+		cs, err = s.e.Remove(ctx, project, o)
+		result = api.Removed{Containers: cs}
+	}
+	f.finish(result, err)
+}
+
+func (s *Server) port(w http.ResponseWriter, r *http.Request, id identity) {
+	q := r.URL.Query()
+	port, err := strconv.Atoi(q.Get("port"))
+	if err != nil {
+		writeError(w, fmt.Errorf("%w: port %q", errdefs.ErrInvalidArgument, q.Get("port")))
+		return
+	}
+	index, _ := strconv.Atoi(q.Get("index"))
+	addr, err := s.e.Port(r.Context(), r.PathValue("project"), q.Get("service"), port, q.Get("proto"), index)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.PortAnswer{Address: addr})
+}
+
+func (s *Server) top(w http.ResponseWriter, r *http.Request, id identity) {
+	tops, err := s.e.Top(r.Context(), r.PathValue("project"), r.URL.Query()["service"])
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tops)
+}
+
+func (s *Server) images(w http.ResponseWriter, r *http.Request, id identity) {
+	uses, err := s.e.Images(r.Context(), r.PathValue("project"), r.URL.Query()["service"])
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]api.ImageUse, 0, len(uses))
+	for _, u := range uses {
+		out = append(out, api.ImageUse{Container: u.Container, Image: u.Image, Ref: u.Ref})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) warnings(w http.ResponseWriter, r *http.Request, id identity) {
+	var p spec.Project
+	if err := decodeBody(w, r, maxSpecBody, &p); err != nil {
+		writeError(w, err)
+		return
+	}
+	ws := s.e.Warnings(p)
+	if ws == nil {
+		ws = []spec.Warning{}
+	}
+	writeJSON(w, http.StatusOK, ws)
+}
+
+// listProjects lists the tenant's projects.
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id identity) {
+	cs, err := s.b.List(r.Context(), backends.ListOptions{Labels: map[string]string{LabelTenant: id.tenant}, All: true})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	index := map[string]int{}
+	out := []api.Project{}
+	for _, c := range cs {
+		i, ok := index[c.Project()]
+		if !ok {
+			i = len(out)
+			index[c.Project()] = i
+			out = append(out, api.Project{Name: c.Project()})
+		}
+		out[i].Containers++
+		if c.Running() {
+			out[i].Running++
+		}
+	}
+	for i := range out {
+		out[i].Session, out[i].Detached = s.sessions.of(out[i].Name)
+	}
+	writeJSON(w, http.StatusOK, out)
+}

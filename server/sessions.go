@@ -1,0 +1,282 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/containerd/errdefs"
+	"github.com/hashicorp/yamux"
+
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/server/wsconn"
+)
+
+// A deploy-attach session is one WebSocket from a client, multiplexed by
+// yamux: the client opens streams over it (port-forward, tunnel; client
+// mounts later). A deployment made under a session lives as long as the
+// session: when the WebSocket drops (the client exited or died), the
+// server takes the deployment down. A detached session ties nothing.
+//
+// yamux, because it is small, has been carrying Consul's and Nomad's
+// streams for years, does flow control per stream and keepalives, and
+// runs over any net.Conn (here websocket.NetConn).
+
+// streamWindow is how much a session stream may have in flight: yamux's
+// 256 KiB default caps a port-forward at a few hundred MiB/s on loopback
+// and far less over a real link.
+const streamWindow = 16 << 20
+
+// dropGrace is the stop grace of a deployment whose client is gone: no
+// one waits for a graceful goodbye, and its ports and names should be
+// free again within seconds.
+const dropGrace = 2 * time.Second
+
+// keepAlive is how often each side pings: a client that vanished without
+// closing its socket is noticed within a few intervals.
+const keepAlive = 2 * time.Second
+
+type session struct {
+	id      string
+	tenant  string
+	project string // the deployment it owns ("" until an up names it)
+	detach  bool
+	mux     *yamux.Session
+}
+
+type sessions struct {
+	srv  *Server
+	path string // sessions.json
+
+	mu        sync.Mutex
+	byID      map[string]*session
+	byProject map[string]*session
+	stopping  bool
+	downs     sync.WaitGroup
+}
+
+func newSessions(s *Server, path string) *sessions {
+	return &sessions{srv: s, path: path, byID: map[string]*session{}, byProject: map[string]*session{}}
+}
+
+// stateFile is sessions.json: the deployments sessions own, so a server
+// killed mid-session knows at its next start what to take down.
+type stateFile struct {
+	Sessions []sessionState `json:"sessions"`
+}
+
+type sessionState struct {
+	ID      string `json:"id"`
+	Tenant  string `json:"tenant"`
+	Project string `json:"project"`
+	Detach  bool   `json:"detach,omitempty"`
+}
+
+// reconcile runs at startup: every session of the previous run is gone
+// with its connection, so deployments they owned (not detached) go.
+func (ss *sessions) reconcile(ctx context.Context) error {
+	data, err := boundedfile.Read(ss.path, boundedfile.ServerState)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	var st stateFile
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("sessions %s: %w", ss.path, err)
+	}
+	for _, s := range st.Sessions {
+		if s.Project == "" || s.Detach {
+			continue
+		}
+		ss.srv.log.Info("removing the deployment of a session that did not survive the restart", "project", s.Project, "session", short(s.ID))
+		grace := dropGrace
+		if err := ss.srv.e.Down(ctx, s.Project, engine.DownOptions{Timeout: &grace}); err != nil {
+			return fmt.Errorf("remove deployment %s of a dead session: %w", s.Project, err)
+		}
+		ss.srv.tokens.forgetCaretaker(s.Project)
+	}
+	return ss.saveLocked()
+}
+
+func (ss *sessions) saveLocked() error {
+	var st stateFile
+	for _, s := range ss.byProject {
+		st.Sessions = append(st.Sessions, sessionState{ID: s.id, Tenant: s.tenant, Project: s.project, Detach: s.detach})
+	}
+	return writeFileAtomic(ss.path, st)
+}
+
+// session is GET /v1/projects/{project}/session: the WebSocket that
+// carries the session.
+func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
+	idb := make([]byte, 16)
+	_, _ = rand.Read(idb)
+	sess := &session{id: hex.EncodeToString(idb), tenant: id.tenant, detach: r.URL.Query().Get("detach") == "1"}
+	w.Header().Set(api.HeaderSession, sess.id)
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return // Accept answered
+	}
+	c.SetReadLimit(-1) // yamux frames carry their own bounds
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	conf := yamux.DefaultConfig()
+	conf.KeepAliveInterval, conf.ConnectionWriteTimeout = keepAlive, 10*time.Second
+	conf.MaxStreamWindowSize = streamWindow
+	conf.LogOutput = nil
+	conf.Logger = discardLogger{}
+	mux, err := yamux.Server(wsconn.New(ctx, c), conf)
+	if err != nil {
+		c.Close(websocket.StatusInternalError, "session")
+		return
+	}
+	sess.mux = mux
+	if !s.sessions.add(sess) {
+		mux.Close()
+		return
+	}
+	defer s.sessions.end(sess)
+	for {
+		st, err := mux.AcceptStream()
+		if err != nil {
+			return
+		}
+		go s.serveStream(ctx, sess, r.PathValue("project"), st)
+	}
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Print(...any)          {}
+func (discardLogger) Printf(string, ...any) {}
+func (discardLogger) Println(...any)        {}
+
+func (ss *sessions) add(s *session) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.stopping {
+		return false
+	}
+	ss.byID[s.id] = s
+	return true
+}
+
+// end forgets a session whose connection is gone and takes its deployment
+// down unless it is detached.
+func (ss *sessions) end(s *session) {
+	ss.mu.Lock()
+	delete(ss.byID, s.id)
+	owned := s.project != "" && ss.byProject[s.project] == s
+	if owned {
+		delete(ss.byProject, s.project)
+	}
+	down := owned && !s.detach
+	if down {
+		ss.downs.Add(1)
+	}
+	_ = ss.saveLocked()
+	ss.mu.Unlock()
+	if !down {
+		return
+	}
+	defer ss.downs.Done()
+	// Not the request's context: it ended with the connection.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ss.srv.log.Info("session ended: removing its deployment", "project", s.project, "session", short(s.id))
+	grace := dropGrace
+	if err := ss.srv.e.Down(ctx, s.project, engine.DownOptions{Timeout: &grace}); err != nil {
+		ss.srv.log.Error("remove the deployment of an ended session", "project", s.project, "err", err)
+		return
+	}
+	ss.srv.tokens.forgetCaretaker(s.project)
+}
+
+// forRequest is the session a request names (HeaderSession), which must
+// be the tenant's and live; nil when none is named.
+func (ss *sessions) forRequest(r *http.Request, tenant, project string) (*session, error) {
+	id := r.Header.Get(api.HeaderSession)
+	if id == "" {
+		return nil, nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.byID[id]
+	if !ok || s.tenant != tenant {
+		return nil, fmt.Errorf("%w: no live session %s… of yours (it ended, or the server restarted)", errdefs.ErrNotFound, short(id))
+	}
+	if s.project != "" && s.project != project {
+		return nil, fmt.Errorf("%w: session %s… deploys project %s, not %s", errdefs.ErrConflict, short(id), s.project, project)
+	}
+	return s, nil
+}
+
+func short(id string) string { return id[:min(8, len(id))] }
+
+// own records that s's deployment is project (after a successful up).
+func (ss *sessions) own(s *session, project string) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if _, live := ss.byID[s.id]; !live {
+		return fmt.Errorf("%w: session %s… ended during the deploy; its deployment will be removed", errdefs.ErrUnavailable, short(s.id))
+	}
+	s.project = project
+	ss.byProject[project] = s
+	return ss.saveLocked()
+}
+
+// release drops project's session tie after an explicit down and closes
+// that session (the client's agent then exits).
+func (ss *sessions) release(project string) {
+	ss.mu.Lock()
+	s := ss.byProject[project]
+	delete(ss.byProject, project)
+	_ = ss.saveLocked()
+	ss.mu.Unlock()
+	if s != nil {
+		s.mux.Close()
+	}
+}
+
+// of reports the session owning project.
+func (ss *sessions) of(project string) (string, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s := ss.byProject[project]; s != nil {
+		return short(s.id), s.detach
+	}
+	return "", false
+}
+
+// closeAll ends every session at shutdown and waits (bounded) for the
+// deployments they owned to be removed.
+func (ss *sessions) closeAll() {
+	ss.mu.Lock()
+	ss.stopping = true
+	all := make([]*session, 0, len(ss.byID))
+	for _, s := range ss.byID {
+		all = append(all, s)
+	}
+	ss.mu.Unlock()
+	for _, s := range all {
+		s.mux.Close()
+	}
+	done := make(chan struct{})
+	go func() { ss.downs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
+}
