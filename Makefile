@@ -33,6 +33,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./compose -run '^$$' -fuzz '^FuzzStandardizeJSONC$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./translate -run '^$$' -fuzz '^FuzzComposeToSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./egress -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
 
 demo: build setup ## bring the example project up on the default backend
 	$(GO) run ./hack/mkimage -ref cornus-demo/busybox:1 -o bin/demo-image.tar
@@ -47,6 +48,7 @@ bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon (median
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
 	./bin/cornus image load -i bin/bench-image.tar
 	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock ./bin/cornus image load -i bin/bench-image.tar
+	GOMAXPROCS=1 $(GO) test ./egress -run '^$$' -bench 'Decide' -benchtime 2s
 	$(GO) run ./hack/bench -containerd -serve -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 scale: build setup ## 500 containers: proxy vs dockerd for docker ps/compose ps/up/down, cornus vs docker compose, down after a daemon restart (~15 min)

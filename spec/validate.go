@@ -420,7 +420,11 @@ func (e *Egress) validate(at string, ps *Problems) {
 			ps.add(rp+".pattern", "required: a host glob, CIDR or host:port")
 		}
 		if !validRoute(r.Route) {
-			ps.add(rp+".route", "%q is not one of client, gateway, cluster, deny", r.Route)
+			if strings.Contains(r.Route, ":") {
+				ps.add(rp+".route", "%q: a route is client, gateway, cluster or deny; the gateway itself is set up on the server (CORNUS_EGRESS_GATEWAY=1), never by URL", r.Route)
+			} else {
+				ps.add(rp+".route", "%q is not one of client, gateway, cluster, deny", r.Route)
+			}
 		}
 	}
 	if e.Default != "" && !validRoute(e.Default) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/containerd/containerd/v2/client"
@@ -33,15 +34,34 @@ func (b *Backend) lockCreating(id string) (release func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, err
+		}
+		// A sweep may have removed the file between open and flock: the
+		// lock must be on the file the path names.
+		if same, _ := samePathFile(path, f); same {
+			return func() { os.Remove(path); f.Close() }, nil
+		}
 		f.Close()
-		return nil, err
 	}
-	return func() { os.Remove(path); f.Close() }, nil
+}
+
+func samePathFile(path string, f *os.File) (bool, error) {
+	a, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	b, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(a, b), nil
 }
 
 // removeHalfMade removes every container a dead Create left behind, and
@@ -56,6 +76,13 @@ func (b *Backend) removeHalfMade(ctx context.Context) error {
 	for _, e := range entries {
 		id := e.Name()
 		if !e.IsDir() {
+			// A Create killed before it made the directory leaves only its
+			// lock: drop it unless a Create holds it.
+			if lockID, ok := strings.CutSuffix(strings.TrimPrefix(id, "."), ".creating"); ok && strings.HasPrefix(id, ".") {
+				if _, err := os.Stat(filepath.Join(dir, lockID)); errors.Is(err, os.ErrNotExist) {
+					removeStaleLock(filepath.Join(dir, id))
+				}
+			}
 			continue
 		}
 		known[id] = true
@@ -79,6 +106,18 @@ func (b *Backend) removeHalfMade(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// removeStaleLock removes a creating lock no Create holds.
+func removeStaleLock(path string) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		os.Remove(path)
+	}
 }
 
 // removeIfAbandoned removes container id if no Create holds its lock.

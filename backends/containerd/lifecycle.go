@@ -27,7 +27,9 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if r := b.recordOf(st.ID); r.State.Status == monitor.StatusRunning && monitor.Alive(r) {
+	// A live monitor already runs it, or is starting it (a cornus killed
+	// mid-up spawned it): that is the container started.
+	if r := b.recordOf(st.ID); !r.Final() && monitor.Alive(r) {
 		return nil
 	}
 	exe, err := b.monitorBinary()
@@ -38,6 +40,9 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 		Store: b.records, Record: b.newRecord(st), Path: exe,
 		Args: append(append([]string{}, MonitorCommand...), st.ID), Env: b.cfg.environ,
 	})
+	if errdefs.IsConflict(err) {
+		return nil // another start won the race: it is started
+	}
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", st.Name, err)
 	}
@@ -105,6 +110,13 @@ func (b *Backend) Kill(ctx context.Context, id, signal string) error {
 		return fmt.Errorf("kill container %s: %w", st.Name, err)
 	}
 	b.event("kill", st)
+	if sig == syscall.SIGKILL {
+		// As dockerd does: a SIGKILLed container is seen stopped once
+		// kill returns (it cannot ignore the signal; this is the reaping).
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, _ = monitor.Wait(wctx, dir)
+	}
 	return nil
 }
 

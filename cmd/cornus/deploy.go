@@ -14,6 +14,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	var file, progressMode, server string
 	var del, volumes, detach bool
 	var o engine.UpOptions
+	var ef egressFlags
 	cmd := &cobra.Command{
 		Use:   "deploy -f deploy.yaml [--delete]",
 		Short: "Apply (or with --delete, remove) a native deploy spec",
@@ -37,6 +38,14 @@ func newDeployCmd(s streams) *cobra.Command {
 			defer se.Close()
 			if del {
 				return se.engine.Down(ctx, r.Project.Name, engine.DownOptions{Spec: &r.Project, Volumes: volumes, RemoveOrphans: true})
+			}
+			if err := applyEgress(&r.Project, &ef, s.Environ); err != nil {
+				return err
+			}
+			if detach {
+				if err := refuseDetachedClientRoutes(r.Project); err != nil {
+					return err
+				}
 			}
 			se.printAllWarnings(s.Err, r.Project)
 			attached := se.remote != nil && !detach
@@ -69,5 +78,6 @@ func newDeployCmd(s streams) *cobra.Command {
 	fl.StringVar(&progressMode, "progress", "auto", "Progress output: auto, tty, plain, json or quiet")
 	fl.StringVar(&server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER)")
 	fl.BoolVar(&detach, "detach", false, "With --server, leave the deployment running when this command ends")
+	ef.add(cmd)
 	return cmd
 }

@@ -92,6 +92,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newLoginCmd(s),
 		newPortForwardCmd(s),
 		newTunnelCmd(s),
+		newEgressCmd(s),
 	)
 	return root
 }

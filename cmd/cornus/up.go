@@ -32,6 +32,9 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
+			if err := applyEgress(&r.Project, nil, s.Environ); err != nil {
+				return err
+			}
 			se.printAllWarnings(s.Err, r.Project)
 			if se.remote != nil {
 				// The deployment lives as long as its session: this

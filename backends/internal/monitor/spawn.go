@@ -52,6 +52,16 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 		return Record{}, err
 	}
 	dir, _ := o.Store.Dir(r.ID)
+	// The supervision lock: held from here by this process, then by the
+	// monitor for its whole life (it inherits the locked descriptor), so
+	// two Spawns racing for one container (a cornus killed mid-start and
+	// the next one) cannot both start a monitor.
+	lock, err := lockSupervision(dir, r.ID)
+	if err != nil {
+		prev, _ := ReadRecord(dir)
+		return prev, err
+	}
+	defer lock.Close()
 	prev, err := ReadRecord(dir)
 	switch {
 	case err == nil && !prev.Final() && Alive(prev):
@@ -66,7 +76,7 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 	if err := o.Store.Write(r); err != nil {
 		return Record{}, err
 	}
-	pr, err := startMonitor(dir, o)
+	pr, err := startMonitor(dir, o, lock)
 	if err != nil {
 		r.State = State{Status: StatusExited, ExitCode: 128, Error: err.Error(), FinishedAt: time.Now().UTC()}
 		o.Store.Write(r)
@@ -87,7 +97,27 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 	return got, err
 }
 
-func startMonitor(dir string, o SpawnOptions) (*os.File, error) {
+// lockSupervision takes dir's supervision lock, or says a monitor (or a
+// Spawn) holds it.
+func lockSupervision(dir, id string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("monitor lock: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("monitor lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: container %s is supervised already (its monitor, or another start, holds %s)", errdefs.ErrConflict, id, lockName)
+		}
+		return nil, fmt.Errorf("monitor lock: %w", err)
+	}
+	return f, nil
+}
+
+func startMonitor(dir string, o SpawnOptions, lock *os.File) (*os.File, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("spawn monitor: %w", err)
@@ -111,7 +141,7 @@ func startMonitor(dir string, o SpawnOptions) (*os.File, error) {
 		Dir:         "/", // hold no directory of the caller's busy
 		Stdout:      logf,
 		Stderr:      logf,
-		ExtraFiles:  []*os.File{pw},
+		ExtraFiles:  []*os.File{pw, lock}, // fd 4: the supervision lock, held while the monitor lives
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	if err := cmd.Start(); err != nil {
@@ -194,6 +224,8 @@ func readyFromEnv() *readyPipe {
 	// wait for them instead of for this report.
 	syscall.CloseOnExec(fd)
 	os.Unsetenv(ReadyEnv)
+	// The supervision lock comes next (fd+1): kept, but not passed on.
+	syscall.CloseOnExec(fd + 1)
 	return &readyPipe{f: os.NewFile(uintptr(fd), "monitor-ready")}
 }
 

@@ -18,6 +18,7 @@ const (
 	logName        = "container.log"
 	rotatedName    = "container.log.1"
 	monitorLogName = "monitor.log"
+	lockName       = "monitor.lock" // the supervision lock (spawn.go)
 )
 
 // Store keeps one directory per container under a root (normally
