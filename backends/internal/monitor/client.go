@@ -127,7 +127,7 @@ func settle(ctx context.Context, dir string) (Record, error) {
 	if r.Final() || r.Monitor.Pid == 0 {
 		return r, nil
 	}
-	if !Alive(r) {
+	if !AliveIn(dir, r) {
 		return r, noMonitor(r)
 	}
 	wctx, cancel := context.WithTimeout(ctx, finishGrace)

@@ -52,7 +52,7 @@ func (f *follower) run(ctx context.Context, dir string, sink *logSink) error {
 // gone, or no monitor supervises the container.
 func ended(dir string) bool {
 	r, err := ReadRecord(dir)
-	return err != nil || r.Final() || !Alive(r)
+	return err != nil || r.Final() || !AliveIn(dir, r)
 }
 
 // drain copies what was written since the last call, following a

@@ -150,6 +150,10 @@ type MonitorProcess struct {
 	StartTicks uint64    `json:"startTicks,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	Socket     string    `json:"socket,omitempty"`
+	// Namespaced: the monitor is the init of a pid namespace of its own (a
+	// container's, as with the incus backend), so Pid is 1 there and means
+	// nothing to the host; it is alive while its control socket answers.
+	Namespaced bool `json:"namespaced,omitempty"`
 }
 
 // LogFiles are the files in the record directory holding output.

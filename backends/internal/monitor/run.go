@@ -107,7 +107,8 @@ func newMonitor(o RunOptions) (*monitor, error) {
 	}
 	rec.Desired = DesiredRunning
 	rec.State = State{Status: StatusCreated}
-	rec.Monitor = MonitorProcess{Pid: self, StartTicks: ticks, StartedAt: time.Now().UTC(), Socket: filepath.Join(dir, socketName)}
+	// Pid 1: the init of a container's pid namespace (the incus backend).
+	rec.Monitor = MonitorProcess{Pid: self, StartTicks: ticks, StartedAt: time.Now().UTC(), Socket: filepath.Join(dir, socketName), Namespaced: self == 1}
 	rec.Logs = files
 	m := &monitor{
 		store: o.Store, task: o.Task, dir: dir, log: lf, ln: ln, rec: rec,

@@ -56,7 +56,7 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 	// monitor for its whole life (it inherits the locked descriptor), so
 	// two Spawns racing for one container (a cornus killed mid-start and
 	// the next one) cannot both start a monitor.
-	lock, err := lockSupervision(dir, r.ID)
+	lock, err := lockSupervision(ctx, dir, r.ID)
 	if err != nil {
 		prev, _ := ReadRecord(dir)
 		return prev, err
@@ -64,7 +64,7 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 	defer lock.Close()
 	prev, err := ReadRecord(dir)
 	switch {
-	case err == nil && !prev.Final() && Alive(prev):
+	case err == nil && !prev.Final() && AliveIn(dir, prev):
 		return prev, fmt.Errorf("%w: container %s is supervised already, by monitor pid %d", errdefs.ErrConflict, r.ID, prev.Monitor.Pid)
 	case err != nil && !errdefs.IsNotFound(err):
 		return Record{}, err
@@ -98,8 +98,10 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 }
 
 // lockSupervision takes dir's supervision lock, or says a monitor (or a
-// Spawn) holds it.
-func lockSupervision(dir, id string) (*os.File, error) {
+// Spawn) holds it. A monitor whose record is final (its container stopped)
+// is on its way out: the lock is waited for, for up to lockWait, so a start
+// right after a stop starts the container again.
+func lockSupervision(ctx context.Context, dir, id string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("monitor lock: %w", err)
 	}
@@ -107,15 +109,27 @@ func lockSupervision(dir, id string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("monitor lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("monitor lock: %w", err)
+		}
+		prev, rerr := ReadRecord(dir)
+		if rerr != nil || !prev.Final() || time.Now().After(deadline) || ctx.Err() != nil {
+			f.Close()
 			return nil, fmt.Errorf("%w: container %s is supervised already (its monitor, or another start, holds %s)", errdefs.ErrConflict, id, lockName)
 		}
-		return nil, fmt.Errorf("monitor lock: %w", err)
+		time.Sleep(10 * time.Millisecond)
 	}
-	return f, nil
 }
+
+// lockWait bounds the wait for an exiting monitor's supervision lock.
+const lockWait = 5 * time.Second
 
 func startMonitor(dir string, o SpawnOptions, lock *os.File) (*os.File, error) {
 	pr, pw, err := os.Pipe()

@@ -165,7 +165,7 @@ func (s *Store) Remove(id string) error {
 		return err
 	}
 	r, err := ReadRecord(dir)
-	if err == nil && Alive(r) {
+	if err == nil && AliveIn(dir, r) {
 		return fmt.Errorf("%w: container %s: its monitor (pid %d) still runs: stop it first", errdefs.ErrConflict, id, r.Monitor.Pid)
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -28,7 +28,7 @@ func Wait(ctx context.Context, dir string) (Record, error) {
 		if r.Final() || r.Monitor.Pid == 0 {
 			return r, nil
 		}
-		if !Alive(r) {
+		if !AliveIn(dir, r) {
 			// It may have written its final record and exited since.
 			if again, err := ReadRecord(dir); err == nil && again.Final() {
 				return again, nil
