@@ -10,9 +10,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containerd/containerd/api/services/tasks/v1"
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/errdefs"
+	"github.com/containerd/errdefs/pkg/errgrpc"
 
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 )
@@ -245,11 +247,8 @@ func (b *Backend) execIn(ctx context.Context, ctr client.Container, task client.
 		if err != nil {
 			return -1, fmt.Errorf("exec: %w", err)
 		}
-		// The shim flushes the process's output into the FIFOs when the
-		// process is deleted, not when it exits: delete, then the client
-		// waits for its copies.
 		deleted = true
-		if _, err := proc.Delete(context.WithoutCancel(ctx)); err != nil {
+		if err := b.deleteExec(context.WithoutCancel(ctx), task.ID(), proc); err != nil {
 			return int(code), fmt.Errorf("exec: %w", err)
 		}
 		return int(code), nil
@@ -299,3 +298,34 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// deleteExec deletes an exited exec process and waits for its output. The
+// shim finishes copying the process's output into the FIFOs and closes
+// them when the process is deleted, not when it exits; the client's own
+// Process.Delete then closes our read ends at once, losing what is still
+// in the FIFO buffers (an exec's output, cut short under load). Here the
+// copies run to EOF first, bounded in case the shim never closes.
+func (b *Backend) deleteExec(ctx context.Context, taskID string, proc client.Process) error {
+	_, err := b.cli.TaskService().DeleteProcess(ctx, &tasks.DeleteProcessRequest{ContainerID: taskID, ExecID: proc.ID()})
+	if pio := proc.IO(); pio != nil {
+		if err != nil {
+			pio.Cancel() // the shim may never close its ends
+		}
+		done := make(chan struct{})
+		go func() { pio.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(execDrainWait):
+			pio.Cancel()
+			<-done
+		}
+		pio.Close()
+	}
+	if err != nil {
+		return errgrpc.ToNative(err)
+	}
+	return nil
+}
+
+// execDrainWait bounds the wait for an exec's output after its delete.
+const execDrainWait = 10 * time.Second
