@@ -51,7 +51,9 @@ var engineFields = map[string]bool{
 // UsedFields lists the spec paths an app sets, for comparison with a
 // backend's gaps: top-level fields, and one level down inside structs and
 // lists of structs ("healthcheck.startInterval", "volumes.subpath",
-// "resources.limits.memory" two levels for resources).
+// "resources.limits.memory" two levels for resources), and two of values:
+// a retry count (restart.maxRetries) and each kind of security option
+// (securityOpt.seccomp, securityOpt.systempaths, ...).
 func UsedFields(a spec.App) []string {
 	set := map[string]bool{}
 	v := reflect.ValueOf(a)
@@ -63,6 +65,17 @@ func UsedFields(a spec.App) []string {
 		}
 		set[name] = true
 		collectNested(name, v.Field(i), set, 2)
+	}
+	// A restart policy's retry count (on-failure:N) is a path of its own:
+	// a runtime may restart by policy yet not stop after N tries.
+	if r, err := spec.ParseRestart(a.Restart); err == nil && r.MaxRetries > 0 {
+		set["restart.maxRetries"] = true
+	}
+	// So is each kind of security option (securityOpt.systempaths, ...).
+	for _, o := range a.SecurityOpt {
+		if k, _, _ := strings.Cut(strings.Replace(o, ":", "=", 1), "="); k != "" {
+			set["securityOpt."+k] = true
+		}
 	}
 	out := make([]string, 0, len(set))
 	for p := range set {

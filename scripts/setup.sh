@@ -22,3 +22,4 @@ if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/d
 fi
 "$here/dockerd.sh"
 "$here/containerd.sh"
+"$here/podman.sh"

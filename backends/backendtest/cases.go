@@ -62,6 +62,7 @@ var cases = []testCase{
 	{
 		name:   "process configuration",
 		fields: []string{"env", "entrypoint", "command", "workingDir", "user", "hostname", "domainname", "groupAdd"},
+		sample: func(x *env) spec.App { return spec.App{Name: "app", Domainname: "example.test"} },
 		run: func(x *env) {
 			a := spec.App{
 				Name: "app", Env: map[string]string{"GREETING": "hello world"},
@@ -250,6 +251,9 @@ var cases = []testCase{
 			x.up(x.proj(a))
 			got := x.mustSh("app", "cat /run/secrets/pw; echo; cat /run/secrets/token; echo; cat /etc/app/conf.ini; stat -c '%a %u' /run/secrets/token /etc/app/conf.ini")
 			want := "file-secret\nenv-secret\nkey=value\n400 0\n444 1000"
+			if _, gap := x.b.Capabilities().Gap("configs.uid"); gap {
+				want = "file-secret\nenv-secret\nkey=value\n400 0\n444 0" // owned by root, as declared
+			}
 			if got != want {
 				x.t.Fatalf("files:\n%s\nwant:\n%s", got, want)
 			}
@@ -363,8 +367,8 @@ var cases = []testCase{
 	},
 	{
 		name:   "restart policy restarts a failing container",
-		fields: []string{"restart"},
-		sample: func(x *env) spec.App { return spec.App{Name: "app", Restart: "on-failure"} },
+		fields: []string{"restart", "restart.maxRetries"},
+		sample: func(x *env) spec.App { return spec.App{Name: "app", Restart: "on-failure:3"} },
 		run: func(x *env) {
 			// on-failure:3 restarts exactly three times, then gives up.
 			a := spec.App{Name: "app", Restart: "on-failure:3", Command: spec.Command{"sh", "-c", "echo run >> /tmp/runs; exit 1"}}
@@ -464,7 +468,7 @@ var cases = []testCase{
 		name:   "sysctls, ulimits and shm size",
 		fields: []string{"sysctls", "ulimits", "shmSize"},
 		sample: func(x *env) spec.App {
-			return spec.App{Name: "app", Sysctls: map[string]string{"net.core.somaxconn": "1024"}}
+			return spec.App{Name: "app", Sysctls: map[string]string{"net.core.somaxconn": "1024"}, Ulimits: map[string]spec.Ulimit{"nofile": {Soft: 1024, Hard: 2048}}}
 		},
 		run: func(x *env) {
 			a := sleeper("app")
@@ -487,7 +491,7 @@ var cases = []testCase{
 		name:   "memory and pids limits",
 		fields: []string{"resources.limits.memory", "resources.limits.pids"},
 		sample: func(x *env) spec.App {
-			return spec.App{Name: "app", Resources: &spec.Resources{Limits: &spec.ResourceLimits{Memory: 64 << 20}}}
+			return spec.App{Name: "app", Resources: &spec.Resources{Limits: &spec.ResourceLimits{Memory: 64 << 20, Pids: 50}}}
 		},
 		run: func(x *env) {
 			a := sleeper("app")

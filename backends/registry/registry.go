@@ -13,6 +13,7 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/dockerhost"
+	"github.com/cornus-dev/cornus/backends/podman"
 )
 
 // EnvBackend selects the backend.
@@ -45,7 +46,9 @@ func Open(ctx context.Context, environ []string) (backends.Backend, error) {
 		return dockerhost.New(ctx, dockerhost.WithEnviron(environ))
 	case containerd.Name:
 		return containerd.New(ctx, containerd.WithEnviron(environ))
-	case "podman", "bare", "incus", "kubernetes", "k8s":
+	case podman.Name:
+		return podman.New(ctx, podman.WithEnviron(environ))
+	case "bare", "incus", "kubernetes", "k8s":
 		return nil, fmt.Errorf("%s=%s: this backend is not available in this version of cornus yet (use dockerhost): %w", EnvBackend, name, errdefs.ErrNotImplemented)
 	}
 	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)

@@ -86,6 +86,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newVersionCmd(s),
 		newPluginCmd(s),
 		newMonitorCmd(s),
+		newPodmanHealthCmd(s),
 		newSessionAgentCmd(s),
 		newServeCmd(s),
 		newTokenCmd(s),

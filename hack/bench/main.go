@@ -6,7 +6,10 @@
 //	up -d and down of a 10-service project (services exit on SIGTERM) vs
 //	docker compose and vs the daemon floor (the same Engine API calls,
 //	in parallel, straight to dockerd), with a per-container down timeline;
-//	ps of a project with 100 containers.
+//	ps of a project with 100 containers;
+//	with a podman service answering (scripts/podman.sh), up -d, ps and
+//	down of the 10-service project on the podman backend vs podman-compose
+//	on the same service.
 //
 // Runs rotate between the tools so drift on the machine affects all.
 //
@@ -35,16 +38,21 @@ func main() {
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, or scale (the 500-container run of make scale, not part of all)")
+	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, podman, or scale (the 500-container run of make scale, not part of all)")
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
 	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
+	withPodman := flag.String("podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
+	podmanSock := flag.String("podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
 	flag.Parse()
-	if *compose == "" {
+	if *compose == "" && *only != "podman" {
 		fail(fmt.Errorf("-compose is required"))
 	}
 	for _, bin := range []*string{cornus, compose} {
+		if *bin == "" {
+			continue
+		}
 		abs, err := filepath.Abs(*bin) // runs happen in a scratch directory
 		if err != nil {
 			fail(err)
@@ -56,6 +64,14 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
+	podman := *withPodman == "on" || *withPodman == "auto" && podmanAnswers(*podmanSock)
+	if *only == "podman" {
+		if err := (bench{cornus: *cornus, dir: dir}).write("ten.yaml", services(*image, 10, 1)); err != nil {
+			fail(err)
+		}
+		(bench{cornus: *cornus, dir: dir}).podmanRows(*image, *podmanSock, *runs)
+		return
+	}
 	host := dockerhost.HostFromEnv(os.Environ())
 	if !strings.HasPrefix(host, "unix://") {
 		fail(fmt.Errorf("the bench talks to dockerd over a unix socket; DOCKER_HOST is %s", host))
@@ -104,6 +120,10 @@ func main() {
 	}
 	if *withServe {
 		b.serveRows(*image, *runs)
+		fmt.Println()
+	}
+	if podman {
+		b.podmanRows(*image, *podmanSock, *runs)
 		fmt.Println()
 	}
 

@@ -14,10 +14,11 @@ import (
 func main() {
 	ref := flag.String("ref", "cornus-test/busybox:1", "image reference to tag")
 	out := flag.String("o", "busybox.tar", "output tar")
+	udpsink := flag.Bool("udpsink", false, "add /bin/udpsink (the contract suite's image has it)")
 	flag.Parse()
 	f, err := os.Create(*out)
 	if err == nil {
-		err = testimage.BuildBusybox(f, testimage.Options{Ref: *ref})
+		err = testimage.BuildBusybox(f, testimage.Options{Ref: *ref, UDPSink: *udpsink})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

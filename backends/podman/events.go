@@ -1,0 +1,248 @@
+package podman
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// maxEventLine bounds one event of the stream.
+const maxEventLine = 1 << 20
+
+// eventWire is one event of GET /libpod/events.
+type eventWire struct {
+	Type   string `json:"Type"`
+	Action string `json:"Action"`
+	Actor  struct {
+		ID         string            `json:"ID"`
+		Attributes map[string]string `json:"Attributes"`
+	} `json:"Actor"`
+	Time     int64 `json:"time"`
+	TimeNano int64 `json:"timeNano"`
+	// HealthStatus is a health_status event's status (podman 4.3 and 5;
+	// see Events for what podman 4's means).
+	HealthStatus string `json:"HealthStatus"`
+}
+
+// Podman's action names that Docker spells differently.
+var dockerActions = map[string]string{
+	"died": "die", "remove": "destroy", "exec": "exec_start", "exec_died": "exec_die",
+}
+
+// Event attributes that are not labels.
+var eventAttributes = []string{"name", "image", "containerExitCode", "podId", "health_status", "network", "container"}
+
+// Events streams container events whose labels match o.Labels (and, with
+// o.Networks, containers connected to or disconnected from networks). Both
+// channels close when ctx ends, at o.Until, or when the stream fails; a
+// failure other than ctx's end is sent on the error channel first.
+//
+// o.Subscribed is called once podman answered the request; the request
+// then also replays from the time of this call, so nothing between the
+// call and podman's subscription is lost.
+//
+// Podman 4.3 is never sent until: its log reader stops on the wall clock
+// at until, so an until that passes while it still reads the log ends the
+// answer after an event or none. With o.Until, the log up to now is read
+// once (stream=false), then, while o.Until is ahead, streamed from there
+// until then.
+//
+// Health: podman records a health_status event per probe, and podman 4's
+// carries the status from before the probe. As Docker does, one is sent
+// only when a container's status changed; for a live event the status is
+// the container's current one (its inspect), for a replayed one podman's.
+func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan backends.Event, <-chan error) {
+	out := make(chan backends.Event)
+	errc := make(chan error, 1)
+	now := time.Now()
+	since := o.Since
+	if o.Subscribed != nil && since.IsZero() {
+		since = now
+	}
+	f := map[string][]string{"type": {"container"}}
+	if o.Networks {
+		f["type"] = append(f["type"], "network") // labels are matched here then
+	} else if len(o.Labels) > 0 {
+		f["label"] = labelFilters(o.Labels)
+	}
+	query := func(stream bool, since time.Time) url.Values {
+		q := url.Values{"stream": {strconv.FormatBool(stream)}, "filters": {filters(f)}}
+		if !since.IsZero() {
+			q.Set("since", since.Format(time.RFC3339Nano))
+		}
+		return q
+	}
+	go func() {
+		defer close(errc)
+		defer close(out)
+		health := map[string]string{} // container ID → the status last sent
+		// Events of the log's first read that its stream may repeat.
+		var seen map[eventKey]bool
+		var seam time.Time
+		emit := func(w eventWire) bool {
+			e, ok := event(w, o)
+			if !ok || !o.Until.IsZero() && e.Time.After(o.Until) {
+				return true
+			}
+			if k := keyOf(w); seen != nil && seen[k] {
+				return true
+			} else if !seam.IsZero() && !e.Time.Before(seam) {
+				seen[k] = true
+			}
+			switch {
+			case e.Action == "start":
+				delete(health, e.ID)
+			case strings.HasPrefix(e.Action, "health_status"):
+				status := strings.TrimPrefix(strings.TrimPrefix(e.Action, "health_status"), ": ")
+				if !e.Time.Before(now) {
+					if d, err := b.inspect(ctx, e.ID); err == nil && d.State.Health != nil && d.State.Health.Status != "" {
+						status = d.State.Health.Status
+					}
+				}
+				if status == "" || health[e.ID] == status {
+					return true
+				}
+				health[e.ID] = status
+				e.Action = "health_status: " + status
+			}
+			select {
+			case out <- e:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		var err error
+		switch {
+		case o.Until.IsZero():
+			err = b.readEvents(ctx, query(true, since), o.Subscribed, emit)
+		default:
+			// Podman's processes write the log, each with its own clock
+			// reading: the stream starts a little before the first read
+			// ended, and skips what that read sent already.
+			read := time.Now()
+			seen, seam = map[eventKey]bool{}, read.Add(-eventSeam)
+			err = b.readEvents(ctx, query(false, since), o.Subscribed, emit)
+			if err == nil && ctx.Err() == nil && o.Until.After(read) {
+				from := seam
+				if from.Before(since) {
+					from = since
+				}
+				seam = time.Time{}
+				sctx, cancel := context.WithDeadline(ctx, o.Until)
+				err = b.readEvents(sctx, query(true, from), nil, emit)
+				cancel()
+				if sctx.Err() != nil && ctx.Err() == nil {
+					err = nil // until came
+				}
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			errc <- fmt.Errorf("container events: %w", err)
+		}
+	}()
+	return out, errc
+}
+
+// eventSeam is how far before the end of the log's first read its stream
+// starts again (see Events).
+const eventSeam = 2 * time.Second
+
+// eventKey identifies one event of podman's log.
+type eventKey struct {
+	id, action string
+	time       int64
+}
+
+func keyOf(w eventWire) eventKey {
+	return eventKey{id: w.Actor.ID, action: w.Action, time: cmp.Or(w.TimeNano, w.Time)}
+}
+
+// readEvents reads one answer of GET /libpod/events, calling subscribed
+// once podman answered and emit for each event until it returns false.
+func (b *Backend) readEvents(ctx context.Context, q url.Values, subscribed func(), emit func(eventWire) bool) error {
+	resp, err := b.cli.do(ctx, request{method: "GET", path: "/events", query: q})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	if subscribed != nil {
+		subscribed()
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+	for sc.Scan() {
+		var w eventWire
+		if err := json.Unmarshal(sc.Bytes(), &w); err != nil {
+			continue // not an event: skip it, keep the stream
+		}
+		if !emit(w) {
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// event maps a podman event; ok is false for what o did not ask for.
+func event(w eventWire, o backends.EventOptions) (backends.Event, bool) {
+	attrs := w.Actor.Attributes
+	t := time.Unix(0, w.TimeNano)
+	if w.TimeNano == 0 {
+		t = time.Unix(w.Time, 0)
+	}
+	if w.Type == "network" {
+		if w.Action != "connect" && w.Action != "disconnect" {
+			return backends.Event{}, false
+		}
+		// Podman's network events name the container as their actor.
+		return backends.Event{Time: t, Action: w.Action, ID: cmp.Or(attrs["container"], w.Actor.ID)}, true
+	}
+	if w.Type != "container" || !hasLabels(attrs, o.Labels) {
+		return backends.Event{}, false
+	}
+	action := w.Action
+	if a, ok := dockerActions[action]; ok {
+		action = a
+	}
+	if s := cmp.Or(w.HealthStatus, attrs["health_status"]); action == "health_status" && s != "" {
+		action += ": " + s
+	}
+	e := backends.Event{Time: t, Action: action, ID: w.Actor.ID, Name: attrs["name"], Image: familiar(attrs["image"]), Labels: maps.Clone(attrs)}
+	for _, k := range eventAttributes {
+		delete(e.Labels, k)
+	}
+	if action == "die" {
+		if n, err := strconv.Atoi(attrs["containerExitCode"]); err == nil {
+			e.ExitCode = &n
+		}
+	}
+	return e, true
+}
+
+// hasLabels is the label filter: every key present, with the value when
+// one is given.
+func hasLabels(attrs, want map[string]string) bool {
+	for k, v := range want {
+		got, ok := attrs[k]
+		if !ok || (v != "" && got != v) {
+			return false
+		}
+	}
+	return true
+}
