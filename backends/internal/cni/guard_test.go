@@ -64,11 +64,12 @@ func TestRealLoopbackGuard(t *testing.T) {
 	if arrives("guarded") {
 		t.Fatal("a container got a datagram to a host service bound to 127.0.0.1")
 	}
-	// The control accepts this bridge's probes ahead of the guard instead
-	// of removing the guard: other test processes re-ensure the guard
-	// concurrently, which would make a removal race.
+	// The control accepts this bridge's probes first in INPUT instead of
+	// removing the guard: other test processes re-ensure the guard
+	// concurrently, and others drop such packets too (kube-proxy's
+	// KUBE-FIREWALL, when a cluster runs on the host).
 	ipt, _ := m.iptables()
-	accept := rule{"filter", chainInput, []string{"-i", n.Bridge, "-d", "127.0.0.1/32", "-p", "udp",
+	accept := rule{"filter", "INPUT", []string{"-i", n.Bridge, "-d", "127.0.0.1/32", "-p", "udp",
 		"-m", "comment", "--comment", "cornus guard test control " + sfx, "-j", "ACCEPT"}}
 	t.Cleanup(func() { _ = ipt.remove(bg(), accept) })
 	if err := ipt.ensure(bg(), accept, true); err != nil {
