@@ -34,6 +34,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./compose -run '^$$' -fuzz '^FuzzStandardizeJSONC$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./translate -run '^$$' -fuzz '^FuzzComposeToSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./caretaker/mount/export -run '^$$' -fuzz '^FuzzNames$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./egress -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME)
 
 demo: build setup ## bring the example project up on the default backend
@@ -45,12 +46,12 @@ demo: build setup ## bring the example project up on the default backend
 	@echo "shop is up: open http://127.0.0.1:$${WEB_PORT:-18080}/"
 	@echo "stop it with: ./bin/cornus compose -f examples/shop/compose.yaml down -v"
 
-bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon (median ratios)
+bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon, client-local mounts vs sshfs (median ratios)
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar
 	./bin/cornus image load -i bin/bench-image.tar
 	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock ./bin/cornus image load -i bin/bench-image.tar
 	GOMAXPROCS=1 $(GO) test ./egress -run '^$$' -bench 'Decide' -benchtime 2s
-	$(GO) run ./hack/bench -containerd -serve -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
+	$(GO) run ./hack/bench -containerd -serve -mounts -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 scale: build setup ## 500 containers: proxy vs dockerd for docker ps/compose ps/up/down, cornus vs docker compose, down after a daemon restart (~15 min)
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar

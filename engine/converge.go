@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/containerd/errdefs"
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/spec"
@@ -138,6 +139,18 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 // that cannot be started is removed again: nothing half-applied stays.
 func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
+	// A companion (the caretaker) owns the replica's network namespace
+	// and is ready before the app is created; it goes when the app fails.
+	a, undo, err := e.attach(ctx, p, a, replica, hash)
+	if err != nil {
+		return backends.Container{}, err
+	}
+	created := false
+	defer func() {
+		if !created {
+			undo()
+		}
+	}()
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
 	// The backend removes what it created when the rest of creating
 	// (connecting networks, copying files) fails, and names the container.
@@ -157,7 +170,9 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 	}
 	c.Name = name
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
+	created = true
 	if err := e.startContainer(ctx, a, c.ID, name); err != nil {
+		created = false // the companion goes too
 		// Removed even when ctx is done (Ctrl-C, a sibling failed).
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
@@ -263,10 +278,12 @@ func (e *Engine) stopAndRemove(ctx context.Context, c backends.Container, o *sto
 func (e *Engine) remove(ctx context.Context, c backends.Container, volumes bool) error {
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removing"})
 	if err := e.b.Remove(ctx, c.ID, backends.RemoveOptions{Force: true, Volumes: volumes}); err != nil {
-		return fmt.Errorf("remove %s: %w", c.Name, err)
+		if !(errdefs.IsNotFound(err) && c.Labels[LabelCompanionOf] != "") { // a companion goes with its app
+			return fmt.Errorf("remove %s: %w", c.Name, err)
+		}
 	}
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removed", Done: true})
-	return nil
+	return e.removeCompanion(ctx, c)
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -37,7 +37,16 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 		return fmt.Errorf("list project %s: %w", project, err)
 	}
 	var cs []backends.Container
+	names := map[string]bool{}
 	for _, c := range all {
+		names[c.Name] = true
+	}
+	companions := 0
+	for _, c := range all {
+		if of := c.Labels[LabelCompanionOf]; of != "" && names[of] {
+			companions++ // removed with its app
+			continue
+		}
 		if o.Spec != nil && !o.RemoveOrphans {
 			if _, ok := o.Spec.Services[c.App()]; !ok && !c.Oneoff() {
 				continue
@@ -50,7 +59,7 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 	if err := e.stopContainers(ctx, cs, o.Spec, o.Timeout, true); err != nil {
 		return err
 	}
-	if len(cs) < len(all) {
+	if len(cs)+companions < len(all) {
 		return nil // orphans still use the networks
 	}
 	if err := e.removeNetworks(ctx, project); err != nil {

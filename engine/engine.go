@@ -21,15 +21,18 @@ type Engine struct {
 	policy   hostpolicy.Policy
 	lockDir  string
 
+	companions Companions
+
 	mu     sync.Mutex
 	health map[string]*healthMonitor // engine-run healthchecks by container ID
 }
 
 type config struct {
-	progress progress.Writer
-	environ  []string
-	policy   *hostpolicy.Policy
-	lockDir  string
+	progress   progress.Writer
+	environ    []string
+	policy     *hostpolicy.Policy
+	lockDir    string
+	companions Companions
 }
 
 // Option configures an Engine. Options do no I/O.
@@ -75,7 +78,7 @@ func New(b backends.Backend, opts ...Option) *Engine {
 	}
 	return &Engine{
 		b: b, caps: b.Capabilities(), progress: c.progress, environ: env,
-		policy: policy, lockDir: c.lockDir, health: map[string]*healthMonitor{},
+		policy: policy, lockDir: c.lockDir, health: map[string]*healthMonitor{}, companions: c.companions,
 	}
 }
 

@@ -137,7 +137,7 @@ func (e *Engine) ensureResources(ctx context.Context, p spec.Project, apps []spe
 func (e *Engine) orphans(ctx context.Context, p spec.Project, all []backends.Container, remove bool) (UpResult, error) {
 	var res UpResult
 	for _, c := range all {
-		if _, ok := p.Services[c.App()]; !ok && !c.Oneoff() {
+		if _, ok := p.Services[c.App()]; !ok && !c.Oneoff() && c.Labels[LabelCompanionOf] == "" {
 			res.Orphans = append(res.Orphans, c)
 		}
 	}

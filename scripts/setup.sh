@@ -23,3 +23,4 @@ fi
 "$here/dockerd.sh"
 "$here/containerd.sh"
 "$here/podman.sh"
+"$here/sshfs.sh" >/dev/null

@@ -45,13 +45,13 @@ type tokens struct {
 	mu        sync.Mutex
 	stamp     string // the file's size and mtime when last read
 	clients   map[digest]string
-	caretaker map[digest]string // digest → project
-	byProject map[string]digest
-	store     string // caretakers.json
+	caretaker map[digest]string   // digest → project
+	byProject map[string][]digest // a deployment's live caretaker tokens, oldest first
+	store     string              // caretakers.json
 }
 
 func newTokens(path, caretakerStore string) (*tokens, error) {
-	t := &tokens{path: path, store: caretakerStore, caretaker: map[digest]string{}, byProject: map[string]digest{}}
+	t := &tokens{path: path, store: caretakerStore, caretaker: map[digest]string{}, byProject: map[string][]digest{}}
 	if err := t.reload(); err != nil {
 		return nil, err
 	}
@@ -168,27 +168,37 @@ func AddClientToken(path, name string) (string, error) {
 	return tok, f.Close()
 }
 
-// mintCaretaker returns the caretaker token of project, minting it on
-// first use; it stays valid across server restarts until forgotten.
+// mintCaretaker mints a caretaker token for project (one per up: the
+// companions it creates carry it). Earlier ones stay valid, so companions
+// of an earlier up keep relaying, until the deployment is gone (at most
+// maxCaretakerTokens per deployment, the oldest dropped first); they stay
+// valid across server restarts.
 func (t *tokens) mintCaretaker(project string) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tok := NewToken()
 	d := digestOf(tok)
-	if old, ok := t.byProject[project]; ok {
-		delete(t.caretaker, old)
+	ds := append(t.byProject[project], d)
+	if len(ds) > maxCaretakerTokens {
+		delete(t.caretaker, ds[0])
+		ds = ds[1:]
 	}
-	t.caretaker[d], t.byProject[project] = project, d
+	t.caretaker[d], t.byProject[project] = project, ds
 	return tok, t.saveCaretakersLocked()
 }
 
-// forgetCaretaker revokes project's caretaker token (its deployment is
+// maxCaretakerTokens bounds the live caretaker tokens of one deployment.
+const maxCaretakerTokens = 32
+
+// forgetCaretaker revokes project's caretaker tokens (its deployment is
 // gone).
 func (t *tokens) forgetCaretaker(project string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if d, ok := t.byProject[project]; ok {
-		delete(t.caretaker, d)
+	if ds, ok := t.byProject[project]; ok {
+		for _, d := range ds {
+			delete(t.caretaker, d)
+		}
 		delete(t.byProject, project)
 		_ = t.saveCaretakersLocked()
 	}
@@ -196,7 +206,7 @@ func (t *tokens) forgetCaretaker(project string) {
 
 // caretakers.json keeps digests only.
 type caretakerFile struct {
-	Projects map[string]string `json:"projects"` // project → hex digest
+	Tokens map[string][]string `json:"tokens"` // project → hex digests
 }
 
 func (t *tokens) loadCaretakers() error {
@@ -211,20 +221,25 @@ func (t *tokens) loadCaretakers() error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return fmt.Errorf("caretaker tokens %s: %w", t.store, err)
 	}
-	for p, hexd := range f.Projects {
-		var d digest
-		if b, err := hex.DecodeString(hexd); err == nil && len(b) == len(d) {
-			copy(d[:], b)
-			t.caretaker[d], t.byProject[p] = p, d
+	for p, hexds := range f.Tokens {
+		for _, hexd := range hexds {
+			var d digest
+			if b, err := hex.DecodeString(hexd); err == nil && len(b) == len(d) {
+				copy(d[:], b)
+				t.caretaker[d] = p
+				t.byProject[p] = append(t.byProject[p], d)
+			}
 		}
 	}
 	return nil
 }
 
 func (t *tokens) saveCaretakersLocked() error {
-	f := caretakerFile{Projects: map[string]string{}}
-	for p, d := range t.byProject {
-		f.Projects[p] = hex.EncodeToString(d[:])
+	f := caretakerFile{Tokens: map[string][]string{}}
+	for p, ds := range t.byProject {
+		for _, d := range ds {
+			f.Tokens[p] = append(f.Tokens[p], hex.EncodeToString(d[:]))
+		}
 	}
 	return writeFileAtomic(t.store, f)
 }

@@ -31,12 +31,17 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	if err != nil {
 		return
 	}
-	var d api.Dial
-	if err := json.Unmarshal(line, &d); err != nil {
+	var h api.StreamHeader
+	if err := json.Unmarshal(line, &h); err != nil {
 		replyDial(st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err))
 		return
 	}
 	_ = st.SetReadDeadline(time.Time{})
+	if h.Op != api.OpDial || h.Dial == nil {
+		replyDial(st, fmt.Errorf("%w: a client session opens dial streams only, not %q", errdefs.ErrInvalidArgument, h.Op))
+		return
+	}
+	d := *h.Dial
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	conn, err := DialWorkload(dctx, s.b, s.e, project, d)
 	cancel()

@@ -3,5 +3,9 @@
 // Clients send specs they loaded themselves (Compose files stay on the
 // laptop); the server runs the engine. Deploy-attach sessions (a
 // WebSocket multiplexed with yamux) tie a deployment's life to its
-// client's and carry port-forward and tunnel streams back to workloads.
+// client's and carry port-forward and tunnel streams back to workloads,
+// and the server's streams to the client: client-local mounts (mounts.go:
+// each export mounted with caretaker/mount/fuse under
+// <DataDir>/mounts/<session>/<n> and bound into the apps; on the session's
+// end the containers go first, then the mounts) and egress.
 package server

@@ -47,10 +47,3 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, id identity) {
 		f.send(api.Frame{Error: &e})
 	}
 }
-
-// relay is GET /v1/relay/{project}: where a deployment's caretaker
-// companion connects back (caretaker token only). The companion arrives
-// with the mounts issue; until then a caretaker is told so.
-func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
-	writeError(w, fmt.Errorf("%w: no caretaker relay in this version of cornus serve", errdefs.ErrNotImplemented))
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/server/api"
@@ -80,6 +81,27 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
+	// A session whose first up failed owns nothing and would only hold
+	// its client (up -d's agent) and mounts: it ends.
+	deployed := false
+	defer func() {
+		if !deployed && sess != nil {
+			s.sessions.endIfIdle(sess)
+		}
+	}()
+	// The client's own binds meet this host's policy, which does not
+	// allow the directory of client-local mounts (another session's);
+	// only the server adds binds there.
+	if err := s.hostPolicy.Check(p); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(req.LocalMounts) > 0 {
+		if p, err = s.mountLocal(r.Context(), sess, p, req.LocalMounts); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	for name, a := range p.Services {
 		if a.Labels == nil {
 			a.Labels = map[string]string{}
@@ -94,12 +116,16 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	}
 	w.Header().Set(api.HeaderCaretakerToken, tok)
 	f := newFrames(w)
-	ctx := progress.WithWriter(r.Context(), f)
+	ctx := caretaker.WithToken(progress.WithWriter(r.Context(), f), tok)
 	res, err := s.e.Up(ctx, p, engine.UpOptions{Services: req.Services, NoDeps: req.NoDeps, ForceRecreate: req.ForceRecreate,
 		Wait: req.Wait, RemoveOrphans: req.RemoveOrphans})
+	if err == nil {
+		err = s.policies.set(p)
+	}
 	if err == nil && sess != nil {
 		err = s.sessions.own(sess, project)
 	}
+	deployed = err == nil
 	f.finish(api.UpResult{Orphans: res.Orphans}, err)
 }
 
@@ -115,6 +141,7 @@ func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 	err := s.e.Down(ctx, project, engine.DownOptions{Spec: normalized(req.Spec), Volumes: req.Volumes, RemoveOrphans: req.RemoveOrphans, Timeout: req.Timeout})
 	if err == nil {
 		s.tokens.forgetCaretaker(project)
+		s.policies.forget(project)
 		s.sessions.release(project)
 	}
 	f.finish(struct{}{}, err)

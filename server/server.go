@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/buildinfo"
@@ -45,7 +47,12 @@ type Server struct {
 	e        *engine.Engine
 	tokens   *tokens
 	sessions *sessions
+	policies *policies
 	log      *slog.Logger
+	// hostPolicy is what clients' specs may take from this host; the
+	// engine's allows mountsDir as well, where client-local mounts are.
+	hostPolicy hostpolicy.Policy
+	mountsDir  string
 }
 
 // TokensFile is where client tokens are read: CORNUS_TOKENS_FILE, else
@@ -73,11 +80,20 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, b: b, tokens: t, log: cfg.Log}
+	s := &Server{cfg: cfg, b: b, tokens: t, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts")}
+	s.hostPolicy = hostpolicy.FromEnv(cfg.Environ, "")
+	withMounts := s.hostPolicy
+	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
-		engine.WithPolicy(hostpolicy.FromEnv(cfg.Environ, "")))
+		engine.WithPolicy(withMounts),
+		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL}))
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
+	s.policies = newPolicies(filepath.Join(state, "egress"))
 	if err := s.sessions.reconcile(ctx); err != nil {
+		return nil, err
+	}
+	// After reconcile: the deployments that used them are gone.
+	if err := sweepMounts(s.mountsDir); err != nil {
 		return nil, err
 	}
 	return s, nil

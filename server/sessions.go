@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -52,6 +53,20 @@ type session struct {
 	project string // the deployment it owns ("" until an up names it)
 	detach  bool
 	mux     *yamux.Session
+
+	mountMu sync.Mutex
+	mounts  *localMounts // client-local mounts, nil until the first
+}
+
+// unmount unmounts the session's client-local mounts, if any.
+func (s *session) unmount() error {
+	s.mountMu.Lock()
+	ms := s.mounts
+	s.mountMu.Unlock()
+	if ms == nil {
+		return nil
+	}
+	return ms.unmountAll()
 }
 
 type sessions struct {
@@ -106,6 +121,7 @@ func (ss *sessions) reconcile(ctx context.Context) error {
 			return fmt.Errorf("remove deployment %s of a dead session: %w", s.Project, err)
 		}
 		ss.srv.tokens.forgetCaretaker(s.Project)
+		ss.srv.policies.forget(s.Project)
 	}
 	return ss.saveLocked()
 }
@@ -132,12 +148,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	c.SetReadLimit(-1) // yamux frames carry their own bounds
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	conf := yamux.DefaultConfig()
-	conf.KeepAliveInterval, conf.ConnectionWriteTimeout = keepAlive, 10*time.Second
-	conf.MaxStreamWindowSize = streamWindow
-	conf.LogOutput = nil
-	conf.Logger = discardLogger{}
-	mux, err := yamux.Server(wsconn.New(ctx, c), conf)
+	mux, err := yamux.Server(wsconn.New(ctx, c), muxConfig())
 	if err != nil {
 		c.Close(websocket.StatusInternalError, "session")
 		return
@@ -155,6 +166,26 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 		}
 		go s.serveStream(ctx, sess, r.PathValue("project"), st)
 	}
+}
+
+func muxConfig() *yamux.Config {
+	conf := yamux.DefaultConfig()
+	conf.KeepAliveInterval, conf.ConnectionWriteTimeout = keepAlive, 10*time.Second
+	conf.MaxStreamWindowSize = streamWindow
+	conf.LogOutput = nil
+	conf.Logger = discardLogger{}
+	return conf
+}
+
+// openToClient opens a stream to the client holding project's session.
+func (ss *sessions) openToClient(ctx context.Context, project string, h api.StreamHeader) (net.Conn, error) {
+	ss.mu.Lock()
+	s := ss.byProject[project]
+	ss.mu.Unlock()
+	if s == nil {
+		return nil, fmt.Errorf("%w: project %s has no client session to carry the client route (a detached deployment cannot use it)", errdefs.ErrFailedPrecondition, project)
+	}
+	return openStream(s.mux, h)
 }
 
 type discardLogger struct{}
@@ -183,15 +214,20 @@ func (ss *sessions) end(s *session) {
 		delete(ss.byProject, s.project)
 	}
 	down := owned && !s.detach
-	if down {
-		ss.downs.Add(1)
-	}
+	ss.downs.Add(1)
 	_ = ss.saveLocked()
 	ss.mu.Unlock()
+	defer ss.downs.Done()
+	// The containers go first, then the mounts they use: an app never
+	// sees its client-local mount vanish under it while it runs.
+	defer func() {
+		if err := s.unmount(); err != nil {
+			ss.srv.log.Error("unmount the client-local mounts of an ended session", "session", short(s.id), "err", err)
+		}
+	}()
 	if !down {
 		return
 	}
-	defer ss.downs.Done()
 	// Not the request's context: it ended with the connection.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -202,6 +238,7 @@ func (ss *sessions) end(s *session) {
 		return
 	}
 	ss.srv.tokens.forgetCaretaker(s.project)
+	ss.srv.policies.forget(s.project)
 }
 
 // forRequest is the session a request names (HeaderSession), which must
@@ -246,6 +283,22 @@ func (ss *sessions) release(project string) {
 	_ = ss.saveLocked()
 	ss.mu.Unlock()
 	if s != nil {
+		s.mux.Close()
+		// The deployment is down: its client-local mounts go before the
+		// down answers, so a client that saw it done finds nothing mounted.
+		if err := s.unmount(); err != nil {
+			ss.srv.log.Error("unmount the client-local mounts of a released session", "session", short(s.id), "err", err)
+		}
+	}
+}
+
+// endIfIdle closes s if it owns no deployment (its first up failed): its
+// client goes, and its client-local mounts with it.
+func (ss *sessions) endIfIdle(s *session) {
+	ss.mu.Lock()
+	idle := s.project == ""
+	ss.mu.Unlock()
+	if idle {
 		s.mux.Close()
 	}
 }

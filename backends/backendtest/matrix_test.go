@@ -14,7 +14,7 @@ var untested = map[string]string{
 	"pullPolicy":   "engine-level; covered by the images case (never) and engine tests",
 	"platform":     "single-architecture test machines",
 	"expose":       "metadata only: no behaviour to observe",
-	"egress":       "client-side egress arrives with the caretaker (issue 13); until then it is a declared gap, not coverage",
+	"egress":       "engine-level: a caretaker companion created through the backend's own create; e2e/egress_test.go proves it on each backend",
 	"logging":      "log driver choice: runtime specific, no portable observation",
 	"devcontainer": "metadata for tools, never sent to a runtime",
 }

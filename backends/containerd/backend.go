@@ -88,7 +88,6 @@ func (b *Backend) Close() error { return b.cli.Close() }
 func (b *Backend) Capabilities() backends.Capabilities {
 	return backends.Capabilities{
 		Gaps: map[string]string{
-			"egress":  "egress policy needs the caretaker companion, a later release",
 			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
 		},
 		Features: []backends.Feature{

@@ -21,7 +21,6 @@ func (b *Backend) Capabilities() backends.Capabilities {
 
 func capabilitiesFor(api string) backends.Capabilities {
 	gaps := map[string]string{
-		"egress":                      "egress policy needs the caretaker companion, a later release",
 		"resources.reservations.cpus": "Docker has no CPU reservation",
 		"resources.reservations.pids": "Docker has no PID reservation (pids is a limit only)",
 	}

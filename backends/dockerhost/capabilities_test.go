@@ -11,7 +11,7 @@ import (
 // Locks down the declared gaps per API version.
 func TestCapabilities(t *testing.T) {
 	old := capabilitiesFor("1.41")
-	for _, p := range []string{"egress", "resources.reservations.cpus", "healthcheck.startInterval", "volumes.subpath", "egress.rules"} {
+	for _, p := range []string{"resources.reservations.cpus", "healthcheck.startInterval", "volumes.subpath"} {
 		if _, ok := old.Gap(p); !ok {
 			t.Errorf("1.41: %s not declared", p)
 		}
@@ -34,7 +34,7 @@ func TestCapabilities(t *testing.T) {
 	for _, x := range w {
 		fields = append(fields, x.Field)
 	}
-	if want := []string{"egress", "resources.reservations.cpus", "resources.reservations.pids"}; !slices.Equal(fields, want) {
+	if want := []string{"resources.reservations.cpus", "resources.reservations.pids"}; !slices.Equal(fields, want) {
 		t.Errorf("unhonored at 1.45: %v, want %v", fields, want)
 	}
 }

@@ -133,7 +133,6 @@ func (b *Backend) Capabilities() backends.Capabilities {
 
 func capabilitiesFor(info *hostInfo) backends.Capabilities {
 	gaps := map[string]string{
-		"egress":                      "egress policy needs the caretaker companion, a later release",
 		"resources.reservations.cpus": "podman has no CPU reservation",
 		"resources.reservations.pids": "podman has no PID reservation (pids is a limit only)",
 		"logging.options":             "podman honors only max-size (the log file's size cap) and a journald tag; max-file and other options are ignored",

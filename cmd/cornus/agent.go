@@ -11,23 +11,29 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/server/client"
 )
 
 // holdSession opens the deploy-attach session that keeps project's
 // deployment alive on the server: held by this process for a foreground
 // command, or by a detached agent process (`up -d`) that lives until the
 // server ends the session (down) or it is killed.
-func (se *session) holdSession(ctx context.Context, s streams, project string, background bool) error {
+// Whoever holds the session serves exp, the client-local mounts (nil:
+// none).
+func (se *session) holdSession(ctx context.Context, s streams, project string, background bool, exp *client.Exports) error {
 	r := se.remote
 	if !background {
 		sess, err := r.client.OpenSession(ctx, project, false)
 		if err != nil {
 			return err
 		}
+		serveExports(ctx, sess, exp)
 		r.attach, r.projects.Session = sess, sess.ID
-		return nil
+		return serveEgress(sess, se.egress, s.Environ)
 	}
-	id, err := spawnAgent(ctx, s, r.client.URL(), project)
+	s.Environ = append(append([]string{}, s.Environ...), egressEnv(se.egress)...)
+	id, err := spawnAgent(ctx, s, r.client.URL(), project, exp)
 	if err != nil {
 		return err
 	}
@@ -37,7 +43,7 @@ func (se *session) holdSession(ctx context.Context, s streams, project string, b
 
 // spawnAgent starts `cornus session-agent` detached and returns the id of
 // the session it opened.
-func spawnAgent(ctx context.Context, s streams, url, project string) (string, error) {
+func spawnAgent(ctx context.Context, s streams, url, project string, exp *client.Exports) (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
@@ -48,7 +54,7 @@ func spawnAgent(ctx context.Context, s streams, url, project string) (string, er
 	}
 	cmd := exec.Command(exe, "session-agent", "--server", url, project)
 	// The token goes through the environment, not argv (ps shows argv).
-	cmd.Env = append(append([]string{}, s.Environ...), envToken+"="+tok)
+	cmd.Env = append(append(append([]string{}, s.Environ...), envToken+"="+tok), exportsEnv(exp)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -91,8 +97,21 @@ func newSessionAgentCmd(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			exp, err := agentExports(s.Environ)
+			if err != nil {
+				return err
+			}
+			blocks, err := egressFromEnv(s.Environ)
+			if err != nil {
+				return err
+			}
 			sess, err := c.OpenSession(cmd.Context(), args[0], false)
 			if err != nil {
+				return err
+			}
+			serveExports(cmd.Context(), sess, exp)
+			if err := serveEgress(sess, blocks, s.Environ); err != nil {
+				_ = sess.Close()
 				return err
 			}
 			fmt.Fprintln(s.Out, sess.ID)

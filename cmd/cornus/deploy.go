@@ -15,6 +15,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	var del, volumes, detach bool
 	var o engine.UpOptions
 	var ef egressFlags
+	var localMounts []string
 	cmd := &cobra.Command{
 		Use:   "deploy -f deploy.yaml [--delete]",
 		Short: "Apply (or with --delete, remove) a native deploy spec",
@@ -47,10 +48,19 @@ func newDeployCmd(s streams) *cobra.Command {
 					return err
 				}
 			}
+			lms, err := parseLocalMounts(localMounts, r.Dir)
+			if err != nil {
+				return err
+			}
+			exp, err := localExports(se, r.Project, lms, detach)
+			if err != nil {
+				return err
+			}
 			se.printAllWarnings(s.Err, r.Project)
 			attached := se.remote != nil && !detach
 			if attached {
-				if err := se.holdSession(ctx, s, r.Project.Name, false); err != nil {
+				se.egress = egressBlocks(r.Project)
+				if err := se.holdSession(ctx, s, r.Project.Name, false, exp); err != nil {
 					return err
 				}
 			}
@@ -78,6 +88,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	fl.StringVar(&progressMode, "progress", "auto", "Progress output: auto, tty, plain, json or quiet")
 	fl.StringVar(&server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER)")
 	fl.BoolVar(&detach, "detach", false, "With --server, leave the deployment running when this command ends")
+	fl.StringArrayVar(&localMounts, "local-mount", nil, "With --server, bind [SERVICE=]SRC:DST[:ro] of this machine into the apps (all of them without SERVICE=), served live over the session; repeatable")
 	ef.add(cmd)
 	return cmd
 }

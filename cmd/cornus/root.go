@@ -94,6 +94,8 @@ func newRootCmd(s streams) *cobra.Command {
 		newPortForwardCmd(s),
 		newTunnelCmd(s),
 		newEgressCmd(s),
+		newCaretakerCmd(s),
+		newAgentCmd(s),
 	)
 	return root
 }

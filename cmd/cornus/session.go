@@ -10,6 +10,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/progress"
@@ -50,6 +51,9 @@ type session struct {
 	local backends.Backend
 	// remote is the server connection when --server is set.
 	remote *remoteSession
+	// egress are the policies of the deployment, whose client routes the
+	// session holder serves.
+	egress map[string]*spec.Egress
 }
 
 // openSession connects to the server --server/CORNUS_SERVER names, else
@@ -77,6 +81,7 @@ func openSession(ctx context.Context, s streams, server, projectDir, progressMod
 		engine.WithProgress(pw),
 		engine.WithEnviron(s.Environ),
 		engine.WithPolicy(hostpolicy.FromEnv(s.Environ, projectDir)),
+		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: s.Environ}),
 	)
 	return &session{engine: e, progress: pw, local: b}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/server/client"
 )
 
 func newUpCmd(f *composeFlags, s streams) *cobra.Command {
@@ -35,11 +36,24 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			if err := applyEgress(&r.Project, nil, s.Environ); err != nil {
 				return err
 			}
+			var exp *client.Exports
+			if se.remote != nil {
+				// Bind mounts of this machine's files become client-local
+				// mounts, served by whoever holds the session.
+				var lms []client.LocalMount
+				if r.Project, lms, err = bindsToLocal(s.Err, r.Project); err != nil {
+					return err
+				}
+				if exp, err = localExports(se, r.Project, lms, false); err != nil {
+					return err
+				}
+			}
 			se.printAllWarnings(s.Err, r.Project)
 			if se.remote != nil {
 				// The deployment lives as long as its session: this
 				// process's in the foreground, an agent's with -d.
-				if err := se.holdSession(ctx, s, r.Project.Name, detach); err != nil {
+				se.egress = egressBlocks(r.Project)
+				if err := se.holdSession(ctx, s, r.Project.Name, detach, exp); err != nil {
 					return err
 				}
 			}

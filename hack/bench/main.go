@@ -38,14 +38,19 @@ func main() {
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, podman, or scale (the 500-container run of make scale, not part of all)")
+	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, podman, mounts, or scale (the 500-container run of make scale, not part of all)")
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
 	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
+	withMounts := flag.Bool("mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
 	withPodman := flag.String("podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
 	podmanSock := flag.String("podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
 	flag.Parse()
+	if *only == "mounts" {
+		mountRows(*runs)
+		return
+	}
 	if *compose == "" && *only != "podman" {
 		fail(fmt.Errorf("-compose is required"))
 	}
@@ -116,6 +121,10 @@ func main() {
 	fmt.Println()
 	if *withContainerd {
 		b.containerdRows(*image, *runs, t.upD, t.downD)
+		fmt.Println()
+	}
+	if *withMounts {
+		mountRows(*runs)
 		fmt.Println()
 	}
 	if *withServe {

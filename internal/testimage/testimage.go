@@ -8,16 +8,14 @@ package testimage
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/cornus-dev/cornus/internal/dockerarchive"
 )
 
 // BusyboxPath is where Debian's busybox-static installs the binary.
@@ -35,7 +33,7 @@ type Options struct {
 	UDPSink bool
 }
 
-var epoch = time.Unix(0, 0).UTC()
+var epoch = dockerarchive.Epoch
 
 // BuildBusybox writes a docker-archive tar of the image to w.
 func BuildBusybox(w io.Writer, o Options) error {
@@ -112,58 +110,7 @@ func BuildBusybox(w io.Writer, o Options) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	return writeArchive(w, o, layer.Bytes())
-}
-
-func writeArchive(w io.Writer, o Options, layer []byte) error {
-	lsum := sha256.Sum256(layer)
-	lhex := hex.EncodeToString(lsum[:])
-	cmd := o.Cmd
-	if cmd == nil && o.Entrypoint == nil {
-		cmd = []string{"sh"}
-	}
-	cfg, err := json.Marshal(map[string]any{
-		"architecture": "amd64",
-		"os":           "linux",
-		"created":      epoch.Format(time.RFC3339),
-		"config": map[string]any{
-			"Entrypoint": o.Entrypoint,
-			"Cmd":        cmd,
-			"Env":        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-			"WorkingDir": "/",
-		},
-		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + lhex}},
-		"history": []map[string]any{{"created": epoch.Format(time.RFC3339), "created_by": "cornus testimage"}},
-	})
-	if err != nil {
-		return err
-	}
-	csum := sha256.Sum256(cfg)
-	chex := hex.EncodeToString(csum[:])
-	manifest, err := json.Marshal([]map[string]any{{
-		"Config": chex + ".json", "RepoTags": []string{o.Ref}, "Layers": []string{lhex + "/layer.tar"},
-	}})
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(w)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"manifest.json", manifest}, {chex + ".json", cfg}, {lhex + "/layer.tar", layer}} {
-		if strings.Contains(f.name, "/") {
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: lhex + "/", Mode: 0o755, ModTime: epoch}); err != nil {
-				return err
-			}
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
+	return dockerarchive.Write(w, dockerarchive.Image{Ref: o.Ref, Entrypoint: o.Entrypoint, Cmd: o.Cmd}, layer.Bytes())
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -51,6 +51,10 @@ type UpRequest struct {
 	ForceRecreate bool         `json:"forceRecreate,omitempty"`
 	Wait          bool         `json:"wait,omitempty"`
 	RemoveOrphans bool         `json:"removeOrphans,omitempty"`
+	// LocalMounts are directories (or files) of the client, served by the
+	// client over the request's session (OpMount streams) and bound into
+	// the apps; they need a session that is not detached.
+	LocalMounts []LocalMount `json:"localMounts,omitempty"`
 }
 
 // UpResult ends an up stream.

@@ -23,6 +23,9 @@ type Projects struct {
 	Session string
 	// CaretakerToken is set by Up: the deployment's caretaker token.
 	CaretakerToken string
+	// LocalMounts go with Up: the client-local mounts the session's
+	// client serves (Exports.Wire).
+	LocalMounts []api.LocalMount
 }
 
 func projectPath(project, verb string) string {
@@ -37,7 +40,7 @@ func (p *Projects) Up(ctx context.Context, sp spec.Project, o engine.UpOptions) 
 	}
 	var res api.UpResult
 	h, err := p.stream(ctx, projectPath(sp.Name, "up"), hdr, api.UpRequest{Spec: sp, Services: o.Services, NoDeps: o.NoDeps,
-		ForceRecreate: o.ForceRecreate, Wait: o.Wait, RemoveOrphans: o.RemoveOrphans}, &res)
+		ForceRecreate: o.ForceRecreate, Wait: o.Wait, RemoveOrphans: o.RemoveOrphans, LocalMounts: p.LocalMounts}, &res)
 	if h != nil {
 		p.CaretakerToken = h.Get(api.HeaderCaretakerToken)
 	}

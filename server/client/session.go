@@ -5,24 +5,35 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
+	"sync"
 	"time"
+
+	"github.com/containerd/errdefs"
 
 	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/server/api"
-	"github.com/cornus-dev/cornus/server/wsconn"
 )
 
 // Session is a deploy-attach session: while it lives, the deployments
-// made under it live; its streams reach workloads.
+// made under it live; its streams reach workloads, and the server's
+// streams (egress leaving from here, client-local mounts) reach handlers.
 type Session struct {
 	ID  string
 	mux *yamux.Session
 	ws  *websocket.Conn
+
+	mu       sync.Mutex
+	handlers map[string]Handler
 }
+
+// Handler serves one stream the server opened; it must answer with
+// Reply before carrying bytes, and close the stream when done.
+type Handler func(h api.StreamHeader, st net.Conn)
 
 // OpenSession opens a session for project. A detached session ties no
 // deployment (port-forward to a detached deployment).
@@ -35,19 +46,68 @@ func (c *Client) OpenSession(ctx context.Context, project string, detach bool) (
 	if err != nil {
 		return nil, err
 	}
-	ws.SetReadLimit(-1)
-	conf := yamux.DefaultConfig()
-	conf.KeepAliveInterval, conf.ConnectionWriteTimeout = 2*time.Second, 10*time.Second
-	conf.MaxStreamWindowSize = 16 << 20 // as the server: bulk streams (port-forward, mounts) need more than 256 KiB in flight
-	conf.LogOutput = nil
-	conf.Logger = discardLogger{}
-	// The connection outlives the dial's context.
-	mux, err := yamux.Client(wsconn.New(context.Background(), ws), conf)
+	mux, err := muxOver(ws)
 	if err != nil {
-		ws.CloseNow()
 		return nil, err
 	}
-	return &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, ws: ws}, nil
+	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, ws: ws, handlers: map[string]Handler{}}
+	go s.accept()
+	return s, nil
+}
+
+// Handle serves the server's streams of operation op with h.
+func (s *Session) Handle(op string, h Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handlers[op] = h
+}
+
+// accept dispatches the streams the server opens.
+func (s *Session) accept() {
+	for {
+		st, err := s.mux.AcceptStream()
+		if err != nil {
+			return
+		}
+		go s.dispatch(st)
+	}
+}
+
+func (s *Session) dispatch(st net.Conn) {
+	_ = st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReaderSize(io.LimitReader(st, 4<<10), 4<<10)
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		st.Close()
+		return
+	}
+	_ = st.SetReadDeadline(time.Time{})
+	var h api.StreamHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		Reply(st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err))
+		st.Close()
+		return
+	}
+	s.mu.Lock()
+	fn := s.handlers[h.Op]
+	s.mu.Unlock()
+	if fn == nil {
+		Reply(st, fmt.Errorf("%w: this client does not serve %q streams", errdefs.ErrNotImplemented, h.Op))
+		st.Close()
+		return
+	}
+	fn(h, st)
+}
+
+// Reply answers a stream's header: nil to go ahead, else the refusal.
+func Reply(st net.Conn, err error) {
+	var r api.DialReply
+	if err != nil {
+		e, _ := api.ErrorOf(err)
+		r.Error = &e
+	}
+	b, _ := json.Marshal(r)
+	_, _ = st.Write(append(b, '\n'))
 }
 
 type discardLogger struct{}
@@ -69,6 +129,16 @@ func (s *Session) Close() error {
 
 // Dial opens a stream to a workload's port through the server.
 func (s *Session) Dial(ctx context.Context, d api.Dial) (net.Conn, error) {
+	c, err := s.Open(ctx, api.StreamHeader{Op: api.OpDial, Dial: &d})
+	if err != nil {
+		return nil, fmt.Errorf("dial %s:%d: %w", d.Service, d.Port, err)
+	}
+	return c, nil
+}
+
+// Open opens a stream carrying h and waits for the other side's answer:
+// the stream, ready for bytes, or the refusal.
+func (s *Session) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
 	st, err := s.mux.OpenStream()
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
@@ -76,7 +146,7 @@ func (s *Session) Dial(ctx context.Context, d api.Dial) (net.Conn, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = st.SetDeadline(dl)
 	}
-	b, _ := json.Marshal(d)
+	b, _ := json.Marshal(h)
 	if _, err := st.Write(append(b, '\n')); err != nil {
 		st.Close()
 		return nil, err
@@ -85,7 +155,7 @@ func (s *Session) Dial(ctx context.Context, d api.Dial) (net.Conn, error) {
 	line, err := br.ReadSlice('\n')
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("dial %s:%d: %w", d.Service, d.Port, err)
+		return nil, err
 	}
 	var r api.DialReply
 	if err := json.Unmarshal(line, &r); err != nil {

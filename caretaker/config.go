@@ -1,0 +1,88 @@
+package caretaker
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Environment of the companion.
+const (
+	// EnvConfig holds the Config as JSON.
+	EnvConfig = "CORNUS_CARETAKER"
+	// EnvToken holds the deployment's caretaker token (valid only on its
+	// relay).
+	EnvToken = "CORNUS_CARETAKER_TOKEN"
+)
+
+// maxConfig bounds the config (a PAC script is at most 1 MiB).
+const maxConfig = 2 << 20
+
+// Ports of the egress role on the replica's loopback.
+const (
+	ProxyPort    = 3128  // proxy mode: HTTP and SOCKS5
+	RedirectPort = 15001 // transparent mode: the redirect's target
+)
+
+// ReadyFile is written once every role is in place: the engine starts the
+// app only then.
+const ReadyFile = "/tmp/cornus-caretaker.ready"
+
+// Config is what one companion does.
+type Config struct {
+	Project string `json:"project"`
+	Service string `json:"service"`
+	Replica int    `json:"replica"`
+	// Server is the URL the companion dials back to (relayed routes);
+	// empty for a local deployment, where relayed routes are refused.
+	Server string `json:"server,omitempty"`
+	// ServerCA is the PEM of the server's CA, when it is not in the
+	// system pool.
+	ServerCA string       `json:"serverCA,omitempty"`
+	Egress   *spec.Egress `json:"egress,omitempty"`
+}
+
+// Parse reads a Config from its JSON.
+func Parse(raw string) (Config, error) {
+	var c Config
+	if len(raw) > maxConfig {
+		return c, fmt.Errorf("%s: %d bytes, more than the %d allowed", EnvConfig, len(raw), maxConfig)
+	}
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return c, fmt.Errorf("%s: %w", EnvConfig, err)
+	}
+	if c.Project == "" || c.Service == "" {
+		return c, fmt.Errorf("%s: project and service are required", EnvConfig)
+	}
+	if c.Egress != nil {
+		if err := c.Egress.Validate("egress"); err != nil {
+			return c, fmt.Errorf("%s: %w", EnvConfig, err)
+		}
+	}
+	return c, nil
+}
+
+// Encode is the JSON of c for EnvConfig.
+func (c Config) Encode() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// NeedsCompanion reports whether an app's egress needs a companion
+// (proxy and transparent modes; env mode is variables only).
+func NeedsCompanion(a spec.App) bool {
+	return a.Egress != nil && (a.Egress.Mode == spec.EgressProxy || a.Egress.Mode == spec.EgressTransparent)
+}
+
+// ProxyEnv is what proxy mode sets in the app: every variable points at the
+// companion, and nothing bypasses it (the companion dials cluster routes,
+// loopback included, itself).
+func ProxyEnv() map[string]string {
+	u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+	s := fmt.Sprintf("socks5://127.0.0.1:%d", ProxyPort)
+	return map[string]string{
+		"HTTP_PROXY": u, "HTTPS_PROXY": u, "ALL_PROXY": s, "NO_PROXY": "",
+		"http_proxy": u, "https_proxy": u, "all_proxy": s, "no_proxy": "",
+	}
+}

@@ -1,0 +1,167 @@
+package outbound
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/egress"
+)
+
+// Bounds on what a workload may send before its connection is carried.
+const (
+	maxRequestHead = 64 << 10 // an HTTP request line and headers
+	headTimeout    = 30 * time.Second
+)
+
+// Proxy serves proxy mode: HTTP (CONNECT, and absolute-URI requests) and
+// SOCKS5 (CONNECT) on one listener, told apart by the first byte.
+type Proxy struct {
+	Router *Router
+	Log    *slog.Logger
+}
+
+// Serve accepts until ln closes or ctx ends.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		wg.Go(func() { p.serve(ctx, c) })
+	}
+}
+
+func (p *Proxy) serve(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	// The head (request line and headers, or the SOCKS handshake) is
+	// bounded in size and time; the limit is lifted once it is read.
+	_ = c.SetReadDeadline(time.Now().Add(headTimeout))
+	lr := &io.LimitedReader{R: c, N: maxRequestHead}
+	br := bufio.NewReaderSize(lr, 4096)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == socksVersion {
+		p.socks(ctx, c, br, lr)
+		return
+	}
+	p.http(ctx, c, br, lr)
+}
+
+// unbound lifts the head's limits once it is read.
+func unbound(c net.Conn, lr *io.LimitedReader) {
+	lr.N = math.MaxInt64
+	_ = c.SetReadDeadline(time.Time{})
+}
+
+// http serves one proxied HTTP request: CONNECT tunnels; an absolute-URI
+// request is forwarded on a connection of its own (Connection: close, so
+// the next request, perhaps to another host, comes on a new one).
+func (p *Proxy) http(ctx context.Context, c net.Conn, br *bufio.Reader, lr *io.LimitedReader) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		writeStatus(c, http.StatusBadRequest, "cornus egress proxy: "+err.Error())
+		return
+	}
+	hostport := req.Host
+	if req.Method != http.MethodConnect {
+		if req.URL.Scheme != "http" || req.URL.Host == "" {
+			writeStatus(c, http.StatusBadRequest, "cornus egress proxy: an absolute http:// URI or CONNECT is required")
+			return
+		}
+		hostport = req.URL.Host
+		if _, _, err := net.SplitHostPort(hostport); err != nil {
+			hostport = net.JoinHostPort(req.URL.Hostname(), "80")
+		}
+	}
+	d, err := egress.ParseDestination(hostport)
+	if err != nil {
+		writeStatus(c, http.StatusBadRequest, "cornus egress proxy: "+err.Error())
+		return
+	}
+	up, dec, err := p.Router.Connect(ctx, d)
+	p.logged(d, dec, err)
+	if err != nil {
+		code := http.StatusBadGateway
+		if errdefs.IsPermissionDenied(err) {
+			code = http.StatusForbidden
+		}
+		writeStatus(c, code, "cornus egress: "+err.Error())
+		return
+	}
+	defer up.Close()
+	unbound(c, lr)
+	if req.Method == http.MethodConnect {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			return
+		}
+	} else {
+		req.RequestURI = ""
+		req.Close = true
+		req.Header.Del("Proxy-Connection")
+		req.Header.Del("Proxy-Authorization")
+		if err := req.Write(up); err != nil {
+			return
+		}
+	}
+	pipe(c, br, up)
+}
+
+func writeStatus(c net.Conn, code int, msg string) {
+	body := msg + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %s\r\nConnection: close\r\n\r\n%s",
+		code, http.StatusText(code), strconv.Itoa(len(body)), body)
+}
+
+func (p *Proxy) logged(d egress.Destination, dec egress.Decision, err error) {
+	if p.Log == nil {
+		return
+	}
+	if err != nil {
+		p.Log.Info("egress", "dest", d.String(), "route", dec.Route, "by", dec.By, "error", err.Error())
+		return
+	}
+	p.Log.Debug("egress", "dest", d.String(), "route", dec.Route, "by", dec.By)
+}
+
+// pipe copies both ways until both sides are done; down's reads come
+// through br (which may hold bytes read ahead).
+func pipe(down net.Conn, br io.Reader, up net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(up, br)
+		closeWrite(up)
+		close(done)
+	}()
+	_, _ = io.Copy(down, up)
+	closeWrite(down)
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+		return
+	}
+	_ = c.Close()
+}

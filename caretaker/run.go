@@ -1,0 +1,149 @@
+package caretaker
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/cornus-dev/cornus/caretaker/outbound"
+	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/server/client"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Run runs c's roles until ctx ends, then undoes what it set up.
+func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
+	transparent := c.Egress != nil && c.Egress.Mode == spec.EgressTransparent
+	var dial func(context.Context, string, string) (net.Conn, error)
+	if transparent {
+		dial = outbound.MarkedDialer().DialContext
+	}
+	var relay outbound.Opener
+	if c.Server != "" {
+		cl, err := client.New(c.Server, token)
+		if err != nil {
+			return fmt.Errorf("caretaker: %w", err)
+		}
+		if c.ServerCA != "" {
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM([]byte(c.ServerCA)) {
+				return fmt.Errorf("caretaker: serverCA: no PEM certificate in it")
+			}
+			cl.SetTransport(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
+		}
+		if dial != nil {
+			cl.SetDialContext(dial)
+		}
+		r := &serverRelay{cl: cl, project: c.Project}
+		defer r.close()
+		relay = r
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if c.Egress != nil {
+		pol, err := egress.Compile(c.Egress, "egress", egress.PACOptions{})
+		if err != nil {
+			return fmt.Errorf("caretaker: %w", err)
+		}
+		router := &outbound.Router{Service: c.Service, Replica: c.Replica, Policy: pol, Relay: relay, Dial: dial}
+		proxy := &outbound.Proxy{Router: router, Log: log}
+		switch c.Egress.Mode {
+		case spec.EgressProxy:
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ProxyPort))
+			if err != nil {
+				return fmt.Errorf("caretaker: egress proxy: %w", err)
+			}
+			wg.Go(func() { _ = proxy.Serve(ctx, ln) })
+		case spec.EgressTransparent:
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(RedirectPort))
+			if err != nil {
+				return fmt.Errorf("caretaker: egress redirect listener: %w", err)
+			}
+			t := &outbound.Transparent{Router: router, Proxy: proxy}
+			wg.Go(func() { _ = t.Serve(ctx, ln) })
+			// IPv6 connections are redirected to ::1 (when the namespace
+			// has IPv6 at all).
+			if ln6, err := net.Listen("tcp", "[::1]:"+strconv.Itoa(RedirectPort)); err == nil {
+				wg.Go(func() { _ = t.Serve(ctx, ln6) })
+			}
+			if err := outbound.Redirect(RedirectPort); err != nil {
+				return fmt.Errorf("caretaker: %w", err)
+			}
+			defer func() {
+				if err := outbound.Unredirect(); err != nil {
+					log.Warn("remove the egress redirect", "error", err.Error())
+				}
+			}()
+		}
+		log.Info("egress", "mode", c.Egress.Mode, "service", c.Service, "replica", c.Replica, "relay", c.Server != "")
+	}
+	if err := os.WriteFile(ReadyFile, []byte("ready\n"), 0o644); err != nil {
+		return fmt.Errorf("caretaker: %w", err)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// serverRelay is the companion's relay connection, opened on first use
+// and again after it drops (a server restart).
+type serverRelay struct {
+	cl      *client.Client
+	project string
+	mu      sync.Mutex
+	sess    *client.Session
+}
+
+func (r *serverRelay) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	for try := 0; ; try++ {
+		s, err := r.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.Open(ctx, h)
+		if err == nil || try == 1 || !s.Closed() {
+			return c, err
+		}
+		r.drop(s)
+	}
+}
+
+func (r *serverRelay) session(ctx context.Context) (*client.Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess != nil && !r.sess.Closed() {
+		return r.sess, nil
+	}
+	s, err := r.cl.OpenRelay(ctx, r.project)
+	if err != nil {
+		return nil, fmt.Errorf("relay to %s: %w", r.cl.URL(), err)
+	}
+	r.sess = s
+	return s, nil
+}
+
+func (r *serverRelay) drop(s *client.Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == s {
+		_ = s.Close()
+		r.sess = nil
+	}
+}
+
+func (r *serverRelay) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess != nil {
+		_ = r.sess.Close()
+	}
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/progress"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Labels of companion containers and of the replicas they serve.
+const (
+	// LabelCompanionOf marks a companion with the container name of the
+	// replica it serves.
+	LabelCompanionOf = "cornus.companion-of"
+	// LabelHasCompanion marks a replica that has one (removing it removes
+	// the companion).
+	LabelHasCompanion = "cornus.companion"
+)
+
+// Attachment is a replica's companion: a container that owns the replica's
+// network namespace (the app joins it), created and ready before the app
+// starts.
+type Attachment struct {
+	// Companion is the companion's app; the engine moves the replica's
+	// network settings (networks, ports, hostname, DNS, extra hosts,
+	// net.* sysctls) onto it.
+	Companion spec.App
+	// Ready is a command run in the companion until it exits 0.
+	Ready []string
+	// AppEnv is set in the app, where it does not set those variables
+	// itself.
+	AppEnv map[string]string
+}
+
+// Companions decides which replicas get a companion (the caretaker).
+type Companions interface {
+	Attach(ctx context.Context, p spec.Project, a spec.App, replica int) (Attachment, bool, error)
+}
+
+// WithCompanions makes the engine give replicas their companions.
+func WithCompanions(c Companions) Option { return func(cf *config) { cf.companions = c } }
+
+// companionReady bounds the wait for a companion's Ready command.
+const companionReady = 30 * time.Second
+
+// attach creates and starts replica's companion, if it gets one, and
+// returns the app joined to it.
+func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica int, hash string) (spec.App, func(), error) {
+	noop := func() {}
+	if e.companions == nil {
+		return a, noop, nil
+	}
+	att, ok, err := e.companions.Attach(ctx, p, a, replica)
+	if err != nil || !ok {
+		return a, noop, err
+	}
+	if a.NetworkMode != "" && a.NetworkMode != "bridge" {
+		return a, noop, fmt.Errorf("services.%s: network_mode %q: its egress mode needs the service's own network namespace (its caretaker owns it)", a.Name, a.NetworkMode)
+	}
+	appName := containerName(p.Name, a, replica)
+	comp, app := splitNetns(att.Companion, a)
+	name := appName + "-caretaker"
+	labels := containerLabels(p.Name, comp, replica, hash)
+	labels[LabelCompanionOf] = appName
+	cs, err := backends.Resolve(backends.ResolveInput{Project: p.Name, App: comp, Replica: replica, Name: name,
+		Labels: labels, Networks: p.Networks, Volumes: p.Volumes})
+	if err != nil {
+		return a, noop, fmt.Errorf("create %s: %w", name, err)
+	}
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
+	c, err := e.b.Create(ctx, cs)
+	if err != nil {
+		e.failed(ctx, name, err)
+		return a, noop, err
+	}
+	undo := func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = e.b.Remove(rmCtx, c.ID, backends.RemoveOptions{Force: true})
+	}
+	if err := e.b.Start(ctx, c.ID); err != nil {
+		undo()
+		e.failed(ctx, name, err)
+		return a, noop, fmt.Errorf("start %s: %w", name, err)
+	}
+	if err := e.waitCompanion(ctx, c.ID, name, att.Ready); err != nil {
+		undo()
+		e.failed(ctx, name, err)
+		return a, noop, err
+	}
+	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Started", Done: true})
+	app.NetworkMode = "container:" + c.ID
+	app.Labels = maps.Clone(app.Labels)
+	if app.Labels == nil {
+		app.Labels = map[string]string{}
+	}
+	app.Labels[LabelHasCompanion] = name
+	if len(att.AppEnv) > 0 {
+		app.Env = maps.Clone(app.Env)
+		if app.Env == nil {
+			app.Env = map[string]string{}
+		}
+		for k, v := range att.AppEnv {
+			if _, set := app.Env[k]; !set {
+				app.Env[k] = v
+			}
+		}
+	}
+	return app, undo, nil
+}
+
+// splitNetns moves what belongs to the owner of a network namespace from
+// the app to its companion.
+func splitNetns(comp, a spec.App) (spec.App, spec.App) {
+	comp.Networks, a.Networks = a.Networks, nil
+	comp.Ports, a.Ports = a.Ports, nil
+	comp.Expose, a.Expose = a.Expose, nil
+	comp.Hostname, a.Hostname = a.Hostname, ""
+	comp.Domainname, a.Domainname = a.Domainname, ""
+	comp.DNS, a.DNS = a.DNS, nil
+	comp.DNSSearch, a.DNSSearch = a.DNSSearch, nil
+	comp.DNSOptions, a.DNSOptions = a.DNSOptions, nil
+	comp.ExtraHosts, a.ExtraHosts = a.ExtraHosts, nil
+	if len(a.Sysctls) > 0 {
+		rest := map[string]string{}
+		for k, v := range a.Sysctls {
+			if strings.HasPrefix(k, "net.") {
+				if comp.Sysctls == nil {
+					comp.Sysctls = map[string]string{}
+				}
+				comp.Sysctls[k] = v
+			} else {
+				rest[k] = v
+			}
+		}
+		a.Sysctls = rest
+	}
+	return comp, a
+}
+
+// waitCompanion runs ready in the container until it exits 0.
+func (e *Engine) waitCompanion(ctx context.Context, id, name string, ready []string) error {
+	if len(ready) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, companionReady)
+	defer cancel()
+	var out strings.Builder
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		out.Reset()
+		code, err := e.b.Exec(ctx, id, backends.ExecOptions{Cmd: ready, Stdout: &out, Stderr: &out})
+		if err == nil && code == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			logs := e.tailLogs(id)
+			return fmt.Errorf("%s did not become ready in %s (%s)%s", name, companionReady, strings.TrimSpace(out.String()), logs)
+		case <-time.After(delay):
+		}
+	}
+}
+
+// tailLogs is the end of a container's output, for an error.
+func (e *Engine) tailLogs(id string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out strings.Builder
+	if err := e.b.Logs(ctx, id, backends.LogOptions{Tail: 20, Stdout: &out, Stderr: &out}); err != nil || out.Len() == 0 {
+		return ""
+	}
+	return ":\n" + out.String()
+}
+
+// removeCompanion removes the companion of a removed replica.
+func (e *Engine) removeCompanion(ctx context.Context, c backends.Container) error {
+	name := c.Labels[LabelHasCompanion]
+	if name == "" {
+		return nil
+	}
+	cs, err := e.b.List(ctx, backends.ListOptions{All: true, Labels: map[string]string{LabelCompanionOf: c.Name}})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	for _, comp := range cs {
+		if err := e.remove(ctx, comp, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}

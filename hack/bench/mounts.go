@@ -1,0 +1,289 @@
+package main
+
+// The mounts bench (issue 12): a client-local mount's two ends
+// (the export's 9P over loopback TCP to a FUSE mount of a 9P client)
+// against sshfs to a private sshd (scripts/sshfs.sh) over loopback, on the
+// same tree in the same run, and the same export carried as cornus serve
+// carries it (a yamux stream over a WebSocket). Every run mounts each
+// afresh, so caches start cold; runs rotate which goes first.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cornus-dev/cornus/caretaker/mount/export"
+	mountfuse "github.com/cornus-dev/cornus/caretaker/mount/fuse"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	bigSize  = 100 << 20 // the big file read through each mount
+	dirs     = 100       // the small files: dirs × perDir
+	perDir   = 100
+	readSize = 1 << 20 // read(2) size for the big file
+)
+
+// mountRows prints the mounts comparison.
+func mountRows(runs int) {
+	runs = max(runs, 5)
+	dir, err := os.MkdirTemp("", "cornus-bench-mounts-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	tree := filepath.Join(dir, "tree")
+	paths, err := makeTree(tree)
+	if err != nil {
+		fail(fmt.Errorf("mounts tree: %w", err))
+	}
+	port, key := sshfsServer()
+	tools := []struct {
+		name  string
+		mount func(mnt string) (unmount func(), err error)
+	}{
+		{"cornus", func(mnt string) (func(), error) { return cornusMount(tree, mnt) }},
+		{"sshfs", func(mnt string) (func(), error) { return sshfsMount(tree, mnt, port, key) }},
+		{"session", func(mnt string) (func(), error) { return sessionMount(tree, mnt) }},
+	}
+	var t [3]struct{ read, stat, walk []time.Duration }
+	for i := range runs {
+		for k := range tools {
+			j := (i + k) % len(tools)
+			mnt := filepath.Join(dir, fmt.Sprintf("mnt-%s-%d", tools[j].name, i))
+			if err := os.Mkdir(mnt, 0o755); err != nil {
+				fail(err)
+			}
+			unmount, err := tools[j].mount(mnt)
+			if err != nil {
+				fail(fmt.Errorf("%s mount: %w", tools[j].name, err))
+			}
+			r, s, w, err := measureMount(mnt, paths)
+			unmount()
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", tools[j].name, err))
+			}
+			t[j].read, t[j].stat, t[j].walk = append(t[j].read, r), append(t[j].stat, s), append(t[j].walk, w)
+		}
+	}
+	fmt.Printf("client-local mounts: cornus (9P export over loopback TCP to a FUSE mount, both in this process) vs sshfs %s (private sshd on 127.0.0.1), fresh mounts, %d runs each, medians [min–max]:\n\n", sshfsVersion(), runs)
+	mountRow("read 100 MB file", t[0].read, t[1].read)
+	mountRow(fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[0].stat, t[1].stat)
+	mountRow("walk: readdir + lstat", t[0].walk, t[1].walk)
+	fmt.Printf("  %-22s (walk: the tree listed and every entry lstat'ed, as find or git status do)\n\n", "")
+	fmt.Printf("the same through a session stream (yamux over WebSocket on loopback, as cornus serve carries a client-local mount) vs sshfs:\n\n")
+	mountRow("read 100 MB file", t[2].read, t[1].read)
+	mountRow(fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[2].stat, t[1].stat)
+	mountRow("walk: readdir + lstat", t[2].walk, t[1].walk)
+}
+
+func mountRow(name string, c, s []time.Duration) {
+	mc, msh := median(c), median(s)
+	ratio := float64(mc) / float64(msh)
+	fmt.Printf("  %-22s cornus %8.1f ms %s   sshfs %8.1f ms %s   ratio %.2fx (target < 1.0x: %s)\n",
+		name, ms(mc), spread(c), ms(msh), spread(s), ratio, verdict(ratio, 0.999))
+}
+
+// makeTree writes the big file (incompressible) and the small files, and
+// returns the small files' paths relative to root.
+func makeTree(root string) ([]string, error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(root, "big"))
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.NewChaCha8([32]byte{1})
+	if _, err := io.CopyN(f, rng, bigSize); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	// Two copies of the small files, so the walk starts as cold as the
+	// stats did.
+	var paths []string
+	for _, top := range []string{"stat", "walk"} {
+		for d := range dirs {
+			dir := filepath.Join(top, fmt.Sprintf("d%03d", d))
+			if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+				return nil, err
+			}
+			for i := range perDir {
+				p := filepath.Join(dir, fmt.Sprintf("f%03d.go", i))
+				if err := os.WriteFile(filepath.Join(root, p), []byte("package p\n"), 0o644); err != nil {
+					return nil, err
+				}
+				if top == "stat" {
+					paths = append(paths, p)
+				}
+			}
+		}
+	}
+	return paths, nil
+}
+
+// measureMount reads the big file, stats every file of one copy of the
+// small files by path (in order, one at a time, as make or a compiler
+// checking mtimes does), then walks the other copy.
+func measureMount(mnt string, paths []string) (read, stat, walk time.Duration, err error) {
+	start := time.Now()
+	n, err := readAll(filepath.Join(mnt, "big"))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if n != bigSize {
+		return 0, 0, 0, fmt.Errorf("read %d bytes of big, want %d", n, bigSize)
+	}
+	read = time.Since(start)
+
+	start = time.Now()
+	var st unix.Stat_t
+	for _, p := range paths {
+		if err := unix.Lstat(filepath.Join(mnt, p), &st); err != nil {
+			return 0, 0, 0, fmt.Errorf("lstat %s: %w", p, err)
+		}
+	}
+	stat = time.Since(start)
+
+	start = time.Now()
+	n2, err := walkTree(filepath.Join(mnt, "walk"))
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("walk: %w", err)
+	}
+	if want := 1 + dirs + dirs*perDir; n2 != want {
+		return 0, 0, 0, fmt.Errorf("walk saw %d entries, want %d", n2, want)
+	}
+	walk = time.Since(start)
+	return read, stat, walk, nil
+}
+
+func readAll(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, readSize)
+	var n int64
+	for {
+		m, err := f.Read(buf)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// walkTree lists every directory and lstats every entry.
+func walkTree(root string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if _, err := d.Info(); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// cornusMount serves tree over a loopback TCP connection and mounts it,
+// both in this process.
+func cornusMount(tree, mnt string) (func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			served <- err
+			return
+		}
+		served <- export.Serve(ctx, c, tree, export.Options{})
+	}()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	m, err := mountfuse.Mount(ctx, conn, mnt, mountfuse.Options{})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return func() {
+		if err := m.Unmount(); err != nil {
+			fail(fmt.Errorf("cornus unmount: %w", err))
+		}
+		cancel()
+		<-served
+	}, nil
+}
+
+// sshfsServer starts (or finds) the private sshd and returns its port and
+// the client key.
+func sshfsServer() (port, key string) {
+	out, err := exec.Command("scripts/sshfs.sh").Output()
+	if err != nil {
+		fail(fmt.Errorf("scripts/sshfs.sh (run from the repository root): %w", err))
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "SSHFS_PORT="); ok {
+			port = v
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "SSHFS_KEY="); ok {
+			key = v
+		}
+	}
+	if port == "" || key == "" {
+		fail(fmt.Errorf("scripts/sshfs.sh printed no SSHFS_PORT/SSHFS_KEY:\n%s", out))
+	}
+	return port, key
+}
+
+func sshfsMount(tree, mnt, port, key string) (func(), error) {
+	cmd := exec.Command("sshfs", "-p", port,
+		"-o", "IdentityFile="+key+",StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR",
+		"root@127.0.0.1:"+tree, mnt)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out)
+	}
+	return func() {
+		if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
+			fail(fmt.Errorf("fusermount3 -u %s: %v: %s", mnt, err, out))
+		}
+	}, nil
+}
+
+func sshfsVersion() string {
+	out, _ := exec.Command("sshfs", "--version").CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "SSHFS version "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "(version unknown)"
+}

@@ -1,0 +1,62 @@
+package api
+
+// StreamHeader opens every stream of a session or a caretaker relay: one
+// JSON line naming what the stream is for; the other side answers with a
+// DialReply line, then the stream carries the bytes.
+type StreamHeader struct {
+	Op     string      `json:"op"`
+	Dial   *Dial       `json:"dial,omitempty"`
+	Egress *EgressOpen `json:"egress,omitempty"`
+	Mount  *MountOpen  `json:"mount,omitempty"`
+}
+
+// Stream operations.
+const (
+	// OpDial: client → server, reach a workload's port (port-forward,
+	// tunnel).
+	OpDial = "dial"
+	// OpEgress: caretaker → server → client, a workload's outbound
+	// connection leaving from the client (each hop re-checks the policy).
+	OpEgress = "egress"
+	// OpMount: server → client, the 9P export of a client-local mount.
+	OpMount = "mount"
+)
+
+// EgressOpen is one outbound connection to relay.
+type EgressOpen struct {
+	Service string `json:"service"`
+	Replica int    `json:"replica,omitempty"`
+	// Dest is host:port (a name when the workload asked by name, else the
+	// IP it dialed).
+	Dest string `json:"dest"`
+	// Route is what the sender decided; each receiver decides again and
+	// acts on its own decision.
+	Route string `json:"route"`
+}
+
+// MountOpen asks the client to serve client-local mount Index.
+type MountOpen struct {
+	Index int `json:"index"`
+}
+
+// LocalMount is one client-local mount as the server sees it: the client
+// keeps the path; the server learns only what it binds where.
+type LocalMount struct {
+	// Index names the export in the client's OpMount streams.
+	Index int `json:"index"`
+	// Service is the app it is bound into.
+	Service string `json:"service"`
+	// Target is the absolute path in the app.
+	Target string `json:"target"`
+	// ReadOnly binds it read-only (the client refuses writes as well).
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// File is set when the source is a single file: the client exports its
+	// parent with only that name visible, and the server binds File, the
+	// file's base name, below the export.
+	File string `json:"file,omitempty"`
+	// Source is the client's path, for messages only.
+	Source string `json:"source,omitempty"`
+}
+
+// MaxLocalMounts bounds the client-local mounts of one up.
+const MaxLocalMounts = 64

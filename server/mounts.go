@@ -1,0 +1,243 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/caretaker/mount/fuse"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Client-local mounts on host backends: the client serves each directory
+// over 9P on a stream of its session (OpMount, opened by the server); the
+// server mounts it with a FUSE file system backed by a 9P client under
+// <DataDir>/mounts/<session>/<index> and hands the backend a bind mount of
+// that path. The kernel here has no 9p file system, so FUSE is the only
+// path; it is detected (/dev/fuse), not assumed. When the session ends the
+// deployment's containers go first, then the mounts.
+
+// EnvContainerdRemote is the containerd backend's remote mode: the daemon
+// may not share this host's mounts, so a companion has to mount inside.
+const EnvContainerdRemote = "CORNUS_CONTAINERD_REMOTE"
+
+// hostMountBackends are the backends whose runtime sees this host's
+// mounts: a client-local mount is a bind of the server's FUSE mountpoint.
+var hostMountBackends = []string{"dockerhost"}
+
+// localMounter is a backend that says itself whether it takes client-local
+// mounts as host binds (nil) or why not.
+type localMounter interface {
+	CheckLocalMounts(ctx context.Context) error
+}
+
+// checkLocalMounts refuses, before anything is created, client-local
+// mounts the backend cannot take.
+func (s *Server) checkLocalMounts(ctx context.Context) error {
+	name := s.b.Name()
+	if lm, ok := s.b.(localMounter); ok {
+		if err := lm.CheckLocalMounts(ctx); err != nil {
+			return err
+		}
+	} else if name == "containerd" {
+		if envValue(s.cfg.Environ, EnvContainerdRemote) != "1" {
+			return fmt.Errorf("%w: client-local mounts on the containerd backend need its remote mode (%s=1 on the server: a caretaker companion mounts them next to the app)",
+				errdefs.ErrFailedPrecondition, EnvContainerdRemote)
+		}
+		return fmt.Errorf("%w: client-local mounts in containerd remote mode (%s=1) need the caretaker companion, which this server does not run yet",
+			errdefs.ErrNotImplemented, EnvContainerdRemote)
+	} else if !slices.Contains(hostMountBackends, name) {
+		return fmt.Errorf("%w: client-local mounts are not supported by the %s backend (host backends: %s)",
+			errdefs.ErrNotImplemented, name, strings.Join(hostMountBackends, ", "))
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return fmt.Errorf("%w: client-local mounts need FUSE on the server (/dev/fuse: %v)", errdefs.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// localMounts are one session's mounts.
+type localMounts struct {
+	dir string // <DataDir>/mounts/<session>
+
+	mu     sync.Mutex
+	by     map[int]*fuse.FS
+	closed bool
+
+	// unmounting is held by unmountAll throughout: a second caller (the
+	// session's end racing an explicit down) returns once all are gone.
+	unmounting sync.Mutex
+}
+
+// mountLocal mounts the client-local mounts of an up on sess and returns
+// a copy of p with each one bound into its app.
+func (s *Server) mountLocal(ctx context.Context, sess *session, p spec.Project, lms []api.LocalMount) (spec.Project, error) {
+	if err := s.checkLocalMounts(ctx); err != nil {
+		return p, err
+	}
+	if sess == nil || sess.detach {
+		return p, fmt.Errorf("%w: client-local mounts are served by the client over its deploy-attach session: deploy with a session that is not detached",
+			errdefs.ErrFailedPrecondition)
+	}
+	if err := validLocalMounts(p, lms); err != nil {
+		return p, err
+	}
+	ms := sess.localMounts(s.mountsDir)
+	out := p
+	out.Services = maps.Clone(p.Services)
+	for _, lm := range lms {
+		dir, err := ms.mount(sess, lm)
+		if err != nil {
+			return p, fmt.Errorf("client-local mount %s of service %s: %w", lm.Source, lm.Service, err)
+		}
+		src := dir
+		if lm.File != "" {
+			src = filepath.Join(dir, lm.File)
+		}
+		a := out.Services[lm.Service]
+		a.Mounts = append(slices.Clone(a.Mounts), spec.Mount{Source: src, Target: lm.Target, ReadOnly: lm.ReadOnly})
+		out.Services[lm.Service] = a
+	}
+	return out, nil
+}
+
+// validLocalMounts checks what a client sent: bounded, known services,
+// absolute targets, file names that are one component, one mode per
+// export.
+func validLocalMounts(p spec.Project, lms []api.LocalMount) error {
+	if len(lms) > api.MaxLocalMounts {
+		return fmt.Errorf("%w: %d client-local mounts: at most %d", errdefs.ErrInvalidArgument, len(lms), api.MaxLocalMounts)
+	}
+	type mode struct {
+		file string
+		ro   bool
+	}
+	modes := map[int]mode{}
+	for i, lm := range lms {
+		at := fmt.Sprintf("localMounts[%d]", i)
+		if _, ok := p.Services[lm.Service]; !ok {
+			return fmt.Errorf("%w: %s: no service %q", errdefs.ErrInvalidArgument, at, lm.Service)
+		}
+		if lm.Index < 0 || lm.Index >= api.MaxLocalMounts {
+			return fmt.Errorf("%w: %s: index %d", errdefs.ErrInvalidArgument, at, lm.Index)
+		}
+		if !path.IsAbs(lm.Target) || path.Clean(lm.Target) == "/" {
+			return fmt.Errorf("%w: %s: target %q must be an absolute path below /", errdefs.ErrInvalidArgument, at, lm.Target)
+		}
+		if f := lm.File; f != "" && (f == "." || f == ".." || strings.ContainsAny(f, "/\x00")) {
+			return fmt.Errorf("%w: %s: file %q is not a file name", errdefs.ErrInvalidArgument, at, f)
+		}
+		m := mode{lm.File, lm.ReadOnly}
+		if prev, ok := modes[lm.Index]; ok && prev.file != m.file {
+			return fmt.Errorf("%w: %s: export %d is both a directory and a file", errdefs.ErrInvalidArgument, at, lm.Index)
+		}
+		modes[lm.Index] = m
+	}
+	return nil
+}
+
+// localMounts is the session's mounts, made on first use.
+func (sess *session) localMounts(root string) *localMounts {
+	sess.mountMu.Lock()
+	defer sess.mountMu.Unlock()
+	if sess.mounts == nil {
+		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]*fuse.FS{}}
+	}
+	return sess.mounts
+}
+
+// mount mounts export lm.Index of sess's client (once per session) and
+// returns its mountpoint.
+func (ms *localMounts) mount(sess *session, lm api.LocalMount) (string, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.closed {
+		return "", fmt.Errorf("%w: the session ended", errdefs.ErrUnavailable)
+	}
+	dir := filepath.Join(ms.dir, strconv.Itoa(lm.Index))
+	if _, ok := ms.by[lm.Index]; ok {
+		return dir, nil
+	}
+	// Private parents: the mount allows other users (the apps' users),
+	// so only root may walk to it.
+	if err := os.MkdirAll(ms.dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	conn, err := openStream(sess.mux, api.StreamHeader{Op: api.OpMount, Mount: &api.MountOpen{Index: lm.Index}})
+	if err != nil {
+		_ = os.Remove(dir)
+		return "", fmt.Errorf("open the client's export: %w", err)
+	}
+	// The mount outlives the request: the session's end unmounts it.
+	fs, err := fuse.Mount(context.Background(), conn, dir, fuse.Options{ReadOnly: lm.ReadOnly, AllowOther: true})
+	if err != nil {
+		_ = os.Remove(dir)
+		return "", err
+	}
+	ms.by[lm.Index] = fs
+	return dir, nil
+}
+
+// unmountAll unmounts every mount of the session and removes the
+// mountpoints (rmdir only: never a recursive removal that could reach
+// through a mount into the client's files).
+func (ms *localMounts) unmountAll() error {
+	ms.unmounting.Lock()
+	defer ms.unmounting.Unlock()
+	ms.mu.Lock()
+	ms.closed = true
+	by := ms.by
+	ms.by = map[int]*fuse.FS{}
+	ms.mu.Unlock()
+	var errs []error
+	for _, i := range slices.Sorted(maps.Keys(by)) {
+		if err := by[i].Unmount(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.Remove(by[i].Mountpoint()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.Remove(ms.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// sweepMounts detaches what a previous run of the server left mounted
+// (it was killed: its FUSE loops died with it) and removes the empty
+// mountpoints.
+func sweepMounts(root string) error {
+	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	_, err := fuse.Sweep(root)
+	sessions, _ := os.ReadDir(root)
+	for _, sd := range sessions {
+		dir := filepath.Join(root, sd.Name())
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+		_ = os.Remove(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("detach the client-local mounts of a previous run: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/containerd/errdefs"
+	"github.com/hashicorp/yamux"
+
+	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/server/wsconn"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// EnvEgressGateway lets this server carry the gateway route itself.
+const EnvEgressGateway = "CORNUS_EGRESS_GATEWAY"
+
+// policies are the egress policies of the deployments, by project and
+// service, as the server last applied them (kept across restarts: a
+// detached deployment's caretaker may relay after one).
+type policies struct {
+	dir string
+	mu  sync.Mutex
+	by  map[string]map[string]*egress.Policy
+}
+
+func newPolicies(dir string) *policies {
+	return &policies{dir: dir, by: map[string]map[string]*egress.Policy{}}
+}
+
+// set records p's policies (nil policies: none).
+func (ps *policies) set(p spec.Project) error {
+	blocks := map[string]*spec.Egress{}
+	for name, a := range p.Services {
+		if a.Egress != nil {
+			blocks[name] = a.Egress
+		}
+	}
+	compiled, err := compileAll(blocks)
+	if err != nil {
+		return err
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.by[p.Name] = compiled
+	if len(blocks) == 0 {
+		_ = os.Remove(ps.path(p.Name))
+		return nil
+	}
+	return writeFileAtomic(ps.path(p.Name), blocks)
+}
+
+func compileAll(blocks map[string]*spec.Egress) (map[string]*egress.Policy, error) {
+	out := map[string]*egress.Policy{}
+	for name, e := range blocks {
+		pol, err := egress.Compile(e, "services."+name+".egress", egress.PACOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out[name] = pol
+	}
+	return out, nil
+}
+
+func (ps *policies) path(project string) string { return filepath.Join(ps.dir, project+".json") }
+
+// get is service's policy in project (nil: none, everything cluster).
+func (ps *policies) get(project, service string) (*egress.Policy, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	byService, ok := ps.by[project]
+	if !ok {
+		data, err := boundedfile.Read(ps.path(project), boundedfile.ServerState)
+		if err != nil {
+			return nil, nil
+		}
+		var blocks map[string]*spec.Egress
+		if err := json.Unmarshal(data, &blocks); err != nil {
+			return nil, fmt.Errorf("egress policies of %s: %w", project, err)
+		}
+		if byService, err = compileAll(blocks); err != nil {
+			return nil, err
+		}
+		ps.by[project] = byService
+	}
+	return byService[service], nil
+}
+
+func (ps *policies) forget(project string) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.by, project)
+	_ = os.Remove(ps.path(project))
+}
+
+// relay is GET /v1/relay/{project}: the connection a deployment's
+// caretaker companion dials back on (its caretaker token only), carrying
+// its relayed streams.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return
+	}
+	c.SetReadLimit(-1)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	mux, err := yamux.Server(wsconn.New(ctx, c), muxConfig())
+	if err != nil {
+		c.Close(websocket.StatusInternalError, "relay")
+		return
+	}
+	defer mux.Close()
+	project := id.caretaker
+	for {
+		st, err := mux.AcceptStream()
+		if err != nil {
+			return
+		}
+		go s.serveRelayStream(ctx, project, st)
+	}
+}
+
+func (s *Server) serveRelayStream(ctx context.Context, project string, st net.Conn) {
+	defer st.Close()
+	h, err := readHeader(st)
+	if err != nil {
+		replyDial(st, err)
+		return
+	}
+	switch {
+	case h.Op == api.OpEgress && h.Egress != nil:
+		s.relayEgress(ctx, project, *h.Egress, st)
+	default:
+		replyDial(st, fmt.Errorf("%w: a caretaker relays egress streams, not %q", errdefs.ErrInvalidArgument, h.Op))
+	}
+}
+
+// relayEgress re-checks a caretaker's egress with the server's copy of
+// the policy and acts on the server's decision, never the claim: a lying
+// caretaker cannot upgrade its route.
+func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOpen, st net.Conn) {
+	d, err := egress.ParseDestination(e.Dest)
+	if err != nil {
+		replyDial(st, fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err))
+		return
+	}
+	pol, err := s.policies.get(project, e.Service)
+	if err != nil {
+		replyDial(st, err)
+		return
+	}
+	route := egress.Cluster
+	by := "no policy"
+	if pol != nil {
+		dec := pol.Decide(d)
+		route, by = dec.Route, dec.By
+	}
+	if route != e.Route {
+		s.log.Warn("egress route disagreement: acting on the server's", "project", project, "service", e.Service,
+			"dest", d.String(), "claimed", e.Route, "server", route)
+	}
+	var conn net.Conn
+	switch route {
+	case egress.Client:
+		conn, err = s.sessions.openToClient(ctx, project, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
+			Service: e.Service, Replica: e.Replica, Dest: d.String(), Route: route}})
+	case egress.Gateway:
+		if envValue(s.cfg.Environ, EnvEgressGateway) != "1" {
+			err = fmt.Errorf("%w: egress to %s: route gateway (%s), and this server is no gateway (%s=1 makes it one)", errdefs.ErrPermissionDenied, d, by, EnvEgressGateway)
+			break
+		}
+		var dl net.Dialer
+		dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		conn, err = dl.DialContext(dctx, "tcp", d.String())
+		cancel()
+	case egress.Cluster:
+		err = fmt.Errorf("%w: egress to %s: route cluster (%s): dial it directly, not through the server", errdefs.ErrFailedPrecondition, d, by)
+	default:
+		err = fmt.Errorf("%w: egress to %s: denied (%s)", errdefs.ErrPermissionDenied, d, by)
+	}
+	if err != nil {
+		replyDial(st, err)
+		return
+	}
+	defer conn.Close()
+	replyDial(st, nil)
+	pipe(st, conn)
+}
+
+// readHeader reads a stream's opening line.
+func readHeader(st net.Conn) (api.StreamHeader, error) {
+	var h api.StreamHeader
+	_ = st.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer st.SetReadDeadline(time.Time{})
+	br := bufio.NewReaderSize(io.LimitReader(st, maxDialHeader), maxDialHeader)
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return h, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
+	}
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
+	}
+	return h, nil
+}
+
+// openStream opens a stream on mux with h and waits for the answer.
+func openStream(mux *yamux.Session, h api.StreamHeader) (net.Conn, error) {
+	st, err := mux.OpenStream()
+	if err != nil {
+		return nil, err
+	}
+	_ = st.SetDeadline(time.Now().Add(20 * time.Second))
+	b, _ := json.Marshal(h)
+	if _, err := st.Write(append(b, '\n')); err != nil {
+		st.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(st)
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	var r api.DialReply
+	if err := json.Unmarshal(line, &r); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if r.Error != nil {
+		st.Close()
+		return nil, r.Error.Err()
+	}
+	_ = st.SetDeadline(time.Time{})
+	return &bufConn{Conn: st, r: br}, nil
+}
+
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func envValue(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/server/client"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// TestRelayRechecks walks a workload's egress through the real relay: a
+// caretaker (its token, its claim) → the server (decides again) → the
+// client holding the session (decides again, then dials). A caretaker
+// that lies about the route gets the server's decision, not its own; a
+// server that relays what the client's policy does not send to the client
+// is refused by the client.
+func TestRelayRechecks(t *testing.T) {
+	ts := newTestServer(t)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "client-side target") }))
+	defer target.Close()
+
+	pol := &spec.Egress{Mode: spec.EgressEnv, Default: egress.Cluster, Rules: []spec.EgressRule{
+		{Pattern: "*.corp.test", Route: egress.Client},
+		{Pattern: "blocked.test", Route: egress.Deny},
+		{Pattern: "gw.test", Route: egress.Gateway},
+		{Pattern: "drift.test", Route: egress.Client},
+	}}
+	p := sleeperProject(uniqueProject("relay"))
+	app := p.Services["app"]
+	app.Egress = pol
+	p.Services["app"] = app
+
+	// The client: a session with the egress handler. Its copy of the
+	// policy differs in one rule (drift.test: deny), as a server that
+	// relays what the client never agreed to would meet.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := client.New(ts.http.URL, ts.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := cl.OpenSession(ctx, p.Name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	clientPol := *pol
+	clientPol.Rules = append([]spec.EgressRule{{Pattern: "drift.test", Route: egress.Deny}}, pol.Rules...)
+	compiled, err := egress.Compile(&clientPol, "test", egress.PACOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var dialed []string
+	sess.Handle(api.OpEgress, client.EgressHandlerDialing(map[string]*egress.Policy{"app": compiled},
+		func(ctx context.Context, hostport string) (net.Conn, error) {
+			mu.Lock()
+			dialed = append(dialed, hostport)
+			mu.Unlock()
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", strings.TrimPrefix(target.URL, "http://"))
+		}))
+	code, body := ts.requestWithSession(http.MethodPost, "/v1/projects/"+p.Name+"/up", ts.alice, sess.ID, map[string]any{"spec": p})
+	if code != http.StatusOK || strings.Contains(body, `"error"`) {
+		t.Fatalf("up: %d %s", code, body)
+	}
+	t.Cleanup(func() {
+		zero := time.Duration(0)
+		_ = ts.srv.e.Down(context.Background(), p.Name, engine.DownOptions{Volumes: true, Timeout: &zero})
+	})
+	tok, err := ts.srv.tokens.mintCaretaker(p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The caretaker's side of the relay.
+	ct, err := client.New(ts.http.URL, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay, err := ct.OpenRelay(ctx, p.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relay.Close()
+	open := func(dest, claim string) (string, error) {
+		c, err := relay.Open(ctx, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: dest, Route: claim}})
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+		b, _ := io.ReadAll(c)
+		return string(b), nil
+	}
+	for _, tc := range []struct {
+		dest, claim string
+		reach       bool
+		kind        func(error) bool
+		says        string
+	}{
+		{"git.corp.test:443", egress.Client, true, nil, ""},
+		// Lies: the server decides, and acts on its own decision.
+		{"blocked.test:443", egress.Client, false, errdefs.IsPermissionDenied, "denied (rules[1] blocked.test)"},
+		{"example.org:443", egress.Client, false, errdefs.IsFailedPrecondition, "route cluster"},
+		{"gw.test:443", egress.Client, false, errdefs.IsPermissionDenied, "no gateway"},
+		// The server says client; the client's own policy says deny.
+		{"drift.test:443", egress.Client, false, errdefs.IsPermissionDenied, "this client's policy says deny"},
+	} {
+		out, err := open(tc.dest, tc.claim)
+		if tc.reach {
+			if err != nil || !strings.Contains(out, "client-side target") {
+				t.Fatalf("%s: %q, %v", tc.dest, out, err)
+			}
+			continue
+		}
+		if err == nil || !tc.kind(err) || !strings.Contains(err.Error(), tc.says) {
+			t.Fatalf("%s claimed %s: want a refusal saying %q, got %q, %v", tc.dest, tc.claim, tc.says, out, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dialed) != 1 || dialed[0] != "git.corp.test:443" {
+		t.Fatalf("the client dialed %v, want only git.corp.test:443", dialed)
+	}
+	// A caretaker token is good for its own deployment's relay only.
+	if _, err := ct.OpenRelay(ctx, p.Name+"x"); err == nil || !errdefs.IsPermissionDenied(err) {
+		t.Fatalf("relay of another deployment: %v", err)
+	}
+}
+
+// requestWithSession is request under a deploy-attach session.
+func (ts *testServer) requestWithSession(method, path, token, session string, body any) (int, string) {
+	ts.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, ts.http.URL+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set(api.HeaderSession, session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(data)
+}
