@@ -43,6 +43,9 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if !NeedsCompanion(a) {
 		return engine.Attachment{}, false, nil
 	}
+	if _, gap := c.Backend.Capabilities().Gap("egress"); gap {
+		return engine.Attachment{}, false, nil // a declared gap, warned: the app runs without
+	}
 	c.once.Do(func() { c.image, c.err = EnsureAgentImage(ctx, c.Backend, c.Environ) })
 	if c.err != nil {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s.egress (mode %s) needs the caretaker companion: %w", a.Name, a.Egress.Mode, c.err)

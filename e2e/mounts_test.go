@@ -16,13 +16,13 @@ import (
 )
 
 // localMountsServed reports whether the server's backend takes
-// client-local mounts (dockerhost); on any other backend the up must be
+// client-local mounts (dockerhost, bare: host backends); on any other backend the up must be
 // refused up front with nothing created, which it asserts (the test then
 // ends, passed).
 func localMountsServed(t *testing.T, p *project) bool {
 	t.Helper()
 	switch sel := registry.Selected(os.Environ()); sel {
-	case "dockerhost":
+	case "dockerhost", "bare":
 		return true
 	default:
 		_, errOut, code := p.run("compose", "--progress", "plain", "up")
@@ -135,16 +135,27 @@ func TestServerLocalMountKilledClient(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	log := filepath.Join(p.dir, "w", "log")
-	waitFor(t, 60*time.Second, "the container writing through the mount", func() bool {
-		st, err := os.Stat(log)
-		return err == nil && st.Size() > 4<<20
-	})
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for st, err := os.Stat(log); err != nil || st.Size() <= 4<<20; st, err = os.Stat(log) {
+		select {
+		case <-exited:
+			t.Fatalf("deploy --local-mount exited before the drill:\n%s", errb.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited // errb is complete
+			t.Fatalf("the container did not write through the mount within 60 s:\n%s", errb.String())
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	<-exited
 	start := time.Now()
 	waitFor(t, 15*time.Second, "containers removed and the mount gone after kill -9", func() bool {
 		c, _, _ := leftovers(t, b, p.name)

@@ -1,10 +1,8 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -18,25 +16,15 @@ import (
 	"github.com/cornus-dev/cornus/server/api"
 )
 
-// maxDialHeader bounds a stream's opening line.
-const maxDialHeader = 4 << 10
-
 // serveStream answers one stream a client opened on its session: a Dial
 // to a workload of the session's project, then bytes both ways.
 func (s *Server) serveStream(ctx context.Context, sess *session, project string, st net.Conn) {
 	defer st.Close()
-	_ = st.SetReadDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReaderSize(io.LimitReader(st, maxDialHeader), maxDialHeader)
-	line, err := br.ReadSlice('\n')
+	h, err := readHeader(st)
 	if err != nil {
+		replyDial(st, err)
 		return
 	}
-	var h api.StreamHeader
-	if err := json.Unmarshal(line, &h); err != nil {
-		replyDial(st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err))
-		return
-	}
-	_ = st.SetReadDeadline(time.Time{})
 	if h.Op != api.OpDial || h.Dial == nil {
 		replyDial(st, fmt.Errorf("%w: a client session opens dial streams only, not %q", errdefs.ErrInvalidArgument, h.Op))
 		return
@@ -58,15 +46,7 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	pipe(st, conn)
 }
 
-func replyDial(st net.Conn, err error) {
-	var r api.DialReply
-	if err != nil {
-		e, _ := api.ErrorOf(err)
-		r.Error = &e
-	}
-	b, _ := json.Marshal(r)
-	_, _ = st.Write(append(b, '\n'))
-}
+func replyDial(st net.Conn, err error) { api.Reply(st, err) }
 
 // hostReacher is a backend that can say its containers' networks are not
 // reachable from this host (rootless podman).

@@ -27,7 +27,7 @@ const testImage = "cornus-test/busybox:1"
 // testServer is a server over the selected real backend, with two
 // tenants (alice, bob) and its own data dir.
 type testServer struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	http  *httptest.Server
 	b     backends.Backend
@@ -35,7 +35,7 @@ type testServer struct {
 	bob   string
 }
 
-func newTestServer(t *testing.T) *testServer {
+func newTestServer(t testing.TB) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -70,7 +70,7 @@ func newTestServer(t *testing.T) *testServer {
 	return ts
 }
 
-func loadTestImage(t *testing.T, b backends.Backend) {
+func loadTestImage(t testing.TB, b backends.Backend) {
 	t.Helper()
 	imgs, err := backends.Want[backends.Images](b, backends.FeatureImages, "images")
 	if err != nil {

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -201,20 +199,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 }
 
 // readHeader reads a stream's opening line.
-func readHeader(st net.Conn) (api.StreamHeader, error) {
-	var h api.StreamHeader
-	_ = st.SetReadDeadline(time.Now().Add(10 * time.Second))
-	defer st.SetReadDeadline(time.Time{})
-	br := bufio.NewReaderSize(io.LimitReader(st, maxDialHeader), maxDialHeader)
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return h, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
-	}
-	if err := json.Unmarshal(line, &h); err != nil {
-		return h, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
-	}
-	return h, nil
-}
+func readHeader(st net.Conn) (api.StreamHeader, error) { return api.ReadHeader(st) }
 
 // openStream opens a stream on mux with h and waits for the answer.
 func openStream(mux *yamux.Session, h api.StreamHeader) (net.Conn, error) {
@@ -222,37 +207,8 @@ func openStream(mux *yamux.Session, h api.StreamHeader) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = st.SetDeadline(time.Now().Add(20 * time.Second))
-	b, _ := json.Marshal(h)
-	if _, err := st.Write(append(b, '\n')); err != nil {
-		st.Close()
-		return nil, err
-	}
-	br := bufio.NewReader(st)
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	var r api.DialReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if r.Error != nil {
-		st.Close()
-		return nil, r.Error.Err()
-	}
-	_ = st.SetDeadline(time.Time{})
-	return &bufConn{Conn: st, r: br}, nil
+	return api.OpenStream(st, h, 20*time.Second)
 }
-
-type bufConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func envValue(environ []string, key string) string {
 	for i := len(environ) - 1; i >= 0; i-- {

@@ -34,6 +34,12 @@ type Proxy struct {
 
 // Serve accepts until ln closes or ctx ends.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	return acceptEach(ctx, ln, p.serve)
+}
+
+// acceptEach serves each connection of ln with serve until ln closes or
+// ctx ends, then waits for the connections in flight.
+func acceptEach(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn)) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
@@ -46,7 +52,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return err
 		}
-		wg.Go(func() { p.serve(ctx, c) })
+		wg.Go(func() { serve(ctx, c) })
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sync"
 	"syscall"
 
 	"github.com/google/nftables"
@@ -99,20 +98,7 @@ type Transparent struct {
 
 // Serve accepts until ln closes or ctx ends.
 func (t *Transparent) Serve(ctx context.Context, ln net.Listener) error {
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		wg.Go(func() { t.serve(ctx, c) })
-	}
+	return acceptEach(ctx, ln, t.serve)
 }
 
 func (t *Transparent) serve(ctx context.Context, c net.Conn) {

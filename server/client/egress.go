@@ -126,5 +126,5 @@ func dialVia(ctx context.Context, cfg *httpproxy.Config, hostport string) (net.C
 		return nil, fmt.Errorf("proxy %s refused CONNECT %s: %s", proxy.Host, hostport, resp.Status)
 	}
 	_ = conn.SetDeadline(time.Time{})
-	return &bufferedConn{Conn: conn, r: br}, nil
+	return &api.BufferedConn{Conn: conn, R: br}, nil
 }

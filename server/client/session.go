@@ -1,11 +1,8 @@
 package client
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -74,17 +71,9 @@ func (s *Session) accept() {
 }
 
 func (s *Session) dispatch(st net.Conn) {
-	_ = st.SetReadDeadline(time.Now().Add(10 * time.Second))
-	br := bufio.NewReaderSize(io.LimitReader(st, 4<<10), 4<<10)
-	line, err := br.ReadSlice('\n')
+	h, err := api.ReadHeader(st)
 	if err != nil {
-		st.Close()
-		return
-	}
-	_ = st.SetReadDeadline(time.Time{})
-	var h api.StreamHeader
-	if err := json.Unmarshal(line, &h); err != nil {
-		Reply(st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err))
+		Reply(st, err)
 		st.Close()
 		return
 	}
@@ -100,15 +89,7 @@ func (s *Session) dispatch(st net.Conn) {
 }
 
 // Reply answers a stream's header: nil to go ahead, else the refusal.
-func Reply(st net.Conn, err error) {
-	var r api.DialReply
-	if err != nil {
-		e, _ := api.ErrorOf(err)
-		r.Error = &e
-	}
-	b, _ := json.Marshal(r)
-	_, _ = st.Write(append(b, '\n'))
-}
+func Reply(st net.Conn, err error) { api.Reply(st, err) }
 
 type discardLogger struct{}
 
@@ -143,41 +124,9 @@ func (s *Session) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
+	wait := 30 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
-		_ = st.SetDeadline(dl)
+		wait = time.Until(dl)
 	}
-	b, _ := json.Marshal(h)
-	if _, err := st.Write(append(b, '\n')); err != nil {
-		st.Close()
-		return nil, err
-	}
-	br := bufio.NewReader(st)
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	var r api.DialReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if r.Error != nil {
-		st.Close()
-		return nil, r.Error.Err()
-	}
-	_ = st.SetDeadline(time.Time{})
-	return &bufferedConn{Conn: st, r: br}, nil
+	return api.OpenStream(st, h, wait)
 }
-
-// bufferedConn reads what the reply's reader buffered first.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
-// CloseWrite half-closes the stream (yamux closes its write side on
-// Close only): the whole stream is closed.
-func (c *bufferedConn) CloseWrite() error { return c.Conn.Close() }

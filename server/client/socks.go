@@ -74,7 +74,7 @@ func socks(ctx context.Context, s Dialer, c net.Conn) {
 	defer st.Close()
 	socksReply(c, socksOK)
 	_ = c.SetDeadline(time.Time{})
-	Pipe(&bufferedConn{Conn: c, r: br}, st)
+	Pipe(&api.BufferedConn{Conn: c, R: br}, st)
 }
 
 // socksHandshake reads the greeting (no-auth only) and a CONNECT request.

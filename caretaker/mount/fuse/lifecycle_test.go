@@ -142,8 +142,11 @@ func TestGitOnMount(t *testing.T) {
 	fx := mountFixture(t, export.Options{}, Options{})
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(git, args...)
-		cmd.Dir = fx.mnt
+		// -C, not cmd.Dir: a child that changes into the mount between
+		// fork and exec waits on this process's FUSE server while the
+		// runtime may be stopping the world for the forking thread, a
+		// deadlock.
+		cmd := exec.Command(git, append([]string{"-C", fx.mnt}, args...)...)
 		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+fx.base)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -162,7 +165,7 @@ func TestGitOnMount(t *testing.T) {
 	if st := run("status", "--porcelain"); st != " M a.txt\n" {
 		t.Fatalf("git status = %q", st)
 	}
-	if log := run("-C", fx.src, "log", "--format=%s"); log != "first\n" {
+	if log := run("-C", fx.src, "log", "--format=%s"); log != "first\n" { // the later -C wins
 		t.Fatalf("git log in the export = %q", log)
 	}
 }
