@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"strconv"
 	"sync"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -11,8 +13,9 @@ import (
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// Companions gives replicas whose egress needs it (proxy and transparent
-// modes) a caretaker companion, for the engine.
+// Companions gives replicas a caretaker companion, for the engine: those
+// whose egress needs one (proxy and transparent modes) and, in remote
+// mode, every replica (mount, portforward and agent roles).
 type Companions struct {
 	Backend backends.Backend
 	Environ []string
@@ -21,6 +24,11 @@ type Companions struct {
 	Server string
 	// ServerCA is the PEM of the server's CA, if companions need it.
 	ServerCA string
+	// Remote is the backend's remote mode (CORNUS_DOCKER_REMOTE=1,
+	// CORNUS_CONTAINERD_REMOTE=1): the server shares neither the runtime's
+	// mounts nor its networks, so companions mount client-local mounts and
+	// dial port-forwards next to the app.
+	Remote bool
 
 	once  sync.Once
 	image string
@@ -40,18 +48,27 @@ var ReadyCommand = []string{AgentBinary, "caretaker", "ready"}
 
 // Attach implements engine.Companions.
 func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, replica int) (engine.Attachment, bool, error) {
-	if !NeedsCompanion(a) {
-		return engine.Attachment{}, false, nil
+	mounts, err := AppMounts(a)
+	if err != nil {
+		return engine.Attachment{}, false, err
 	}
+	remote := c.Remote && c.Server != ""
+	if len(mounts) > 0 && !remote {
+		return engine.Attachment{}, false, fmt.Errorf("services.%s: client-local mounts through a caretaker need a cornus server in remote mode with an advertised URL", a.Name)
+	}
+	needEgress := NeedsCompanion(a)
 	if _, gap := c.Backend.Capabilities().Gap("egress"); gap {
-		return engine.Attachment{}, false, nil // a declared gap, warned: the app runs without
+		needEgress = false // a declared gap, warned: the app runs without
+	}
+	if !needEgress && !remote {
+		return engine.Attachment{}, false, nil
 	}
 	c.once.Do(func() { c.image, c.err = EnsureAgentImage(ctx, c.Backend, c.Environ) })
 	if c.err != nil {
-		return engine.Attachment{}, false, fmt.Errorf("services.%s.egress (mode %s) needs the caretaker companion: %w", a.Name, a.Egress.Mode, c.err)
+		return engine.Attachment{}, false, fmt.Errorf("services.%s needs the caretaker companion (%s): %w", a.Name, c.why(a), c.err)
 	}
-	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Egress: a.Egress}
-	env := map[string]string{EnvConfig: cfg.Encode()}
+	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Egress: a.Egress, Remote: remote}
+	env := map[string]string{}
 	if tok, _ := ctx.Value(tokenKey{}).(string); tok != "" && c.Server != "" {
 		env[EnvToken] = tok
 	}
@@ -59,15 +76,72 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 		Name: a.Name + "-caretaker", Image: c.image, PullPolicy: "never", Restart: a.Restart, Env: env,
 		Labels: map[string]string{}, StopSignal: "SIGTERM",
 	}
-	if a.Egress.Mode == spec.EgressTransparent {
+	if a.Egress != nil && a.Egress.Mode == spec.EgressTransparent {
 		// Its redirect and its marked sockets, in the namespace it owns.
 		comp.CapAdd = []string{"NET_ADMIN"}
 	}
 	att := engine.Attachment{Companion: comp, Ready: ReadyCommand}
-	if a.Egress.Mode == spec.EgressProxy {
+	if a.Egress != nil && a.Egress.Mode == spec.EgressProxy {
 		att.AppEnv = ProxyEnv()
 	}
+	if remote {
+		if att, err = c.share(ctx, p, a, replica, att, mounts, &cfg); err != nil {
+			return engine.Attachment{}, false, err
+		}
+	}
+	att.Companion.Env[EnvConfig] = cfg.Encode()
 	return att, true, nil
+}
+
+// why names what the companion is for, for errors.
+func (c *Companions) why(a spec.App) string {
+	if NeedsCompanion(a) {
+		return "egress mode " + a.Egress.Mode
+	}
+	return "remote mode"
+}
+
+// share gives the companion and its app the volume they share: the
+// companion binds it rshared and mounts each client-local mount below
+// it (the mount propagates to the runtime's host), the app binds each
+// mount rslave (so it sees the live mount, and a remount) and the agent
+// socket directory.
+func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, replica int, att engine.Attachment, mounts []AppMount, cfg *Config) (engine.Attachment, error) {
+	key := "cornus-caretaker-" + a.Name + "-" + strconv.Itoa(replica)
+	v, err := c.Backend.EnsureVolume(ctx, backends.VolumeSpec{Project: p.Name, Key: key,
+		Labels: map[string]string{LabelSharedVolume: a.Name}})
+	if err != nil {
+		return att, fmt.Errorf("services.%s: the caretaker's shared volume: %w", a.Name, err)
+	}
+	if v.Mountpoint == "" {
+		_ = c.Backend.RemoveVolume(context.WithoutCancel(ctx), v.Name, true)
+		return att, fmt.Errorf("services.%s: the %s backend does not say where volume %s is: a caretaker cannot share it", a.Name, c.Backend.Name(), v.Name)
+	}
+	att.Volumes = []string{v.Name}
+	att.Companion.Mounts = []spec.Mount{{Source: v.Mountpoint, Target: SharedDir, Propagation: "rshared"}}
+	att.AppMounts = []spec.Mount{{Source: path.Join(v.Mountpoint, agentSubdir), Target: AgentDir, ReadOnly: true}}
+	seen := map[int]bool{}
+	for _, m := range mounts {
+		src := path.Join(v.Mountpoint, mountsSubdir, strconv.Itoa(m.Index))
+		if m.File != "" {
+			src = path.Join(src, m.File)
+		}
+		att.AppMounts = append(att.AppMounts, spec.Mount{Source: src, Target: m.Target, ReadOnly: m.ReadOnly, Propagation: "rslave"})
+		if !seen[m.Index] {
+			seen[m.Index] = true
+			cfg.Mounts = append(cfg.Mounts, Mount{Index: m.Index, ReadOnly: m.ReadOnly})
+		}
+	}
+	if len(cfg.Mounts) > 0 {
+		// FUSE in the companion: the device and the right to mount, in
+		// its own mount namespace (propagated to the host path of the
+		// shared volume only). Where AppArmor confines containers, its
+		// default profile forbids mount(2) even with the capability.
+		att.Companion.Devices = []spec.Device{{Source: "/dev/fuse", Target: "/dev/fuse", Permissions: "rwm"}}
+		att.Companion.CapAdd = append(att.Companion.CapAdd, "SYS_ADMIN")
+		att.Companion.SecurityOpt = []string{"apparmor=unconfined"}
+	}
+	return att, nil
 }
 
 // Ready reports whether the caretaker in this container is ready.

@@ -19,6 +19,9 @@ const (
 // maxConfig bounds the config (a PAC script is at most 1 MiB).
 const maxConfig = 2 << 20
 
+// maxMounts bounds the mounts of one companion (api.MaxLocalMounts).
+const maxMounts = 64
+
 // Ports of the egress role on the replica's loopback.
 const (
 	ProxyPort    = 3128  // proxy mode: HTTP and SOCKS5
@@ -41,6 +44,22 @@ type Config struct {
 	// system pool.
 	ServerCA string       `json:"serverCA,omitempty"`
 	Egress   *spec.Egress `json:"egress,omitempty"`
+	// Mounts are the client-local mounts of the mount role (remote mode):
+	// each is mounted under SharedDir, which the app sees through the
+	// shared volume.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Remote runs the roles every replica of a remote-mode deployment
+	// gets: portforward (dial streams from the server, dialed in this
+	// network namespace) and agent (ssh-agent sockets for exec
+	// --forward-agent).
+	Remote bool `json:"remote,omitempty"`
+}
+
+// Mount is one client-local mount of the mount role.
+type Mount struct {
+	// Index names the client's export (api.MountOpen).
+	Index    int  `json:"index"`
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // Parse reads a Config from its JSON.
@@ -54,6 +73,19 @@ func Parse(raw string) (Config, error) {
 	}
 	if c.Project == "" || c.Service == "" {
 		return c, fmt.Errorf("%s: project and service are required", EnvConfig)
+	}
+	if len(c.Mounts) > maxMounts {
+		return c, fmt.Errorf("%s: %d mounts, at most %d", EnvConfig, len(c.Mounts), maxMounts)
+	}
+	seen := map[int]bool{}
+	for i, m := range c.Mounts {
+		if m.Index < 0 || m.Index >= maxMounts || seen[m.Index] {
+			return c, fmt.Errorf("%s: mounts[%d]: index %d is out of range or repeated", EnvConfig, i, m.Index)
+		}
+		seen[m.Index] = true
+	}
+	if (len(c.Mounts) > 0 || c.Remote) && c.Server == "" {
+		return c, fmt.Errorf("%s: the mount, portforward and agent roles need the server to dial back to", EnvConfig)
 	}
 	if c.Egress != nil {
 		if err := c.Egress.Validate("egress"); err != nil {

@@ -3,6 +3,12 @@
 // its environment and runs every role it names, on one connection back to
 // the server. The companion owns the replica's network namespace (the app
 // joins it), so what it sets up there, such as transparent egress, is in
-// place before the app's first instruction. Roles live in subpackages
-// (outbound: egress; mount: client-local mounts).
+// place before the app's first instruction. Roles: egress (outbound/),
+// and in the server's remote mode mount (mountrole.go: client-local
+// mounts, mount/fuse over the relay, in the volume shared with the app,
+// shared.go), portforward (forward.go: the server's dial streams dialed
+// on this namespace) and agent (agent.go: exec --forward-agent's
+// socket). Companions (companion.go) is the engine's hook that decides
+// who gets one and with what. It must not import server (the server
+// imports it); server/client and server/api are its wire.
 package caretaker

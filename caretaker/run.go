@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,8 +26,16 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 	var dial func(context.Context, string, string) (net.Conn, error)
 	if transparent {
 		dial = outbound.MarkedDialer().DialContext
+	} else {
+		var d net.Dialer
+		dial = d.DialContext
 	}
-	var relay outbound.Opener
+	// The roles' goroutines end with ctx: cancel runs before the wait.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var relay *serverRelay
 	if c.Server != "" {
 		cl, err := client.New(c.Server, token)
 		if err != nil {
@@ -39,53 +48,47 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 			}
 			cl.SetTransport(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
 		}
-		if dial != nil {
+		if transparent {
 			cl.SetDialContext(dial)
 		}
-		r := &serverRelay{cl: cl, project: c.Project}
-		defer r.close()
-		relay = r
+		relay = &serverRelay{cl: cl, project: c.Project}
+		defer relay.close()
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if c.Egress != nil {
-		pol, err := egress.Compile(c.Egress, "egress", egress.PACOptions{})
+	if c.Remote {
+		// The server opens port-forward and agent streams on the relay:
+		// it is dialed now and kept up (again after a server restart).
+		agents := &agentRole{ctx: ctx, dir: sharedPath(agentSubdir), relay: relay, log: log}
+		relay.opts = client.RelayOptions{Service: c.Service, Replica: c.Replica, Handlers: map[string]client.Handler{
+			api.OpDial:  dialHandler(ctx, dial),
+			api.OpAgent: agents.serve,
+		}}
+		if err := os.MkdirAll(agents.dir, 0o755); err != nil {
+			return fmt.Errorf("caretaker: agent sockets: %w", err)
+		}
+		if _, err := relay.session(ctx); err != nil {
+			return fmt.Errorf("caretaker: %w", err)
+		}
+		wg.Go(func() { relay.keep(ctx, log) })
+	}
+	if len(c.Mounts) > 0 {
+		ms, err := mountAll(ctx, relay, c.Mounts, log)
+		defer unmountAll(ms, log)
 		if err != nil {
 			return fmt.Errorf("caretaker: %w", err)
 		}
-		router := &outbound.Router{Service: c.Service, Replica: c.Replica, Policy: pol, Relay: relay, Dial: dial}
-		proxy := &outbound.Proxy{Router: router, Log: log}
-		switch c.Egress.Mode {
-		case spec.EgressProxy:
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ProxyPort))
-			if err != nil {
-				return fmt.Errorf("caretaker: egress proxy: %w", err)
-			}
-			wg.Go(func() { _ = proxy.Serve(ctx, ln) })
-		case spec.EgressTransparent:
-			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(RedirectPort))
-			if err != nil {
-				return fmt.Errorf("caretaker: egress redirect listener: %w", err)
-			}
-			t := &outbound.Transparent{Router: router, Proxy: proxy}
-			wg.Go(func() { _ = t.Serve(ctx, ln) })
-			// IPv6 connections are redirected to ::1 (when the namespace
-			// has IPv6 at all).
-			if ln6, err := net.Listen("tcp", "[::1]:"+strconv.Itoa(RedirectPort)); err == nil {
-				wg.Go(func() { _ = t.Serve(ctx, ln6) })
-			}
-			if err := outbound.Redirect(RedirectPort); err != nil {
-				return fmt.Errorf("caretaker: %w", err)
-			}
-			defer func() {
-				if err := outbound.Unredirect(); err != nil {
-					log.Warn("remove the egress redirect", "error", err.Error())
-				}
-			}()
+	}
+	if c.Egress != nil {
+		var opener outbound.Opener
+		if relay != nil {
+			opener = relay
 		}
-		log.Info("egress", "mode", c.Egress.Mode, "service", c.Service, "replica", c.Replica, "relay", c.Server != "")
+		undo, err := runEgress(ctx, &wg, c, opener, transparent, log)
+		if undo != nil {
+			defer undo()
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(ReadyFile, []byte("ready\n"), 0o644); err != nil {
 		return fmt.Errorf("caretaker: %w", err)
@@ -94,16 +97,65 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 	return nil
 }
 
+// runEgress starts the egress role; undo removes the redirect.
+func runEgress(ctx context.Context, wg *sync.WaitGroup, c Config, relay outbound.Opener, transparent bool, log *slog.Logger) (func(), error) {
+	pol, err := egress.Compile(c.Egress, "egress", egress.PACOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("caretaker: %w", err)
+	}
+	var dial func(context.Context, string, string) (net.Conn, error)
+	if transparent {
+		dial = outbound.MarkedDialer().DialContext
+	}
+	router := &outbound.Router{Service: c.Service, Replica: c.Replica, Policy: pol, Relay: relay, Dial: dial}
+	proxy := &outbound.Proxy{Router: router, Log: log}
+	var undo func()
+	switch c.Egress.Mode {
+	case spec.EgressProxy:
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(ProxyPort))
+		if err != nil {
+			return nil, fmt.Errorf("caretaker: egress proxy: %w", err)
+		}
+		wg.Go(func() { _ = proxy.Serve(ctx, ln) })
+	case spec.EgressTransparent:
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(RedirectPort))
+		if err != nil {
+			return nil, fmt.Errorf("caretaker: egress redirect listener: %w", err)
+		}
+		t := &outbound.Transparent{Router: router, Proxy: proxy}
+		wg.Go(func() { _ = t.Serve(ctx, ln) })
+		// IPv6 connections are redirected to ::1 (when the namespace
+		// has IPv6 at all).
+		if ln6, err := net.Listen("tcp", "[::1]:"+strconv.Itoa(RedirectPort)); err == nil {
+			wg.Go(func() { _ = t.Serve(ctx, ln6) })
+		}
+		if err := outbound.Redirect(RedirectPort); err != nil {
+			return nil, fmt.Errorf("caretaker: %w", err)
+		}
+		undo = func() {
+			if err := outbound.Unredirect(); err != nil {
+				log.Warn("remove the egress redirect", "error", err.Error())
+			}
+		}
+	}
+	log.Info("egress", "mode", c.Egress.Mode, "service", c.Service, "replica", c.Replica, "relay", c.Server != "")
+	return undo, nil
+}
+
 // serverRelay is the companion's relay connection, opened on first use
 // and again after it drops (a server restart).
 type serverRelay struct {
 	cl      *client.Client
 	project string
+	opts    client.RelayOptions
 	mu      sync.Mutex
 	sess    *client.Session
 }
 
 func (r *serverRelay) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	if r == nil {
+		return nil, errors.New("no server to relay through (a local deployment)")
+	}
 	for try := 0; ; try++ {
 		s, err := r.session(ctx)
 		if err != nil {
@@ -123,7 +175,7 @@ func (r *serverRelay) session(ctx context.Context) (*client.Session, error) {
 	if r.sess != nil && !r.sess.Closed() {
 		return r.sess, nil
 	}
-	s, err := r.cl.OpenRelay(ctx, r.project)
+	s, err := r.cl.OpenRelayAs(ctx, r.project, r.opts)
 	if err != nil {
 		return nil, fmt.Errorf("relay to %s: %w", r.cl.URL(), err)
 	}

@@ -102,27 +102,29 @@ services:
     environment: {GEN: "${GEN:-1}"}
     command: ["sh", "-c", "trap 'echo term$$GEN >> /out/events; exit 0' TERM; echo start$$GEN >> /out/events; while true; do sleep 0.2; done"]
     pre_stop:
-      - command: ["sh", "-c", "echo prestop:$$(cat /proc/1/comm)$$GEN >> /out/events"]
+      - command: ["sh", "-c", "ps -o args | grep -q '[t]rap ' && s=up || s=gone; echo prestop:$$s$$GEN >> /out/events"]
 `)
 	if err := os.Mkdir(filepath.Join(p.dir, "out"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	p.must("compose", "up", "-d")
 	p.must("compose", "stop", "-t", "5")
-	// prestop:sh: PID 1, the app's shell, was there when the hook ran.
-	want := "start1\nprestop:sh1\nterm1"
+	// prestop:up: the app's shell was still running when the hook ran
+	// (found by its command line: it is PID 1 on most runtimes, not on
+	// incus, where cornus's init is).
+	want := "start1\nprestop:up1\nterm1"
 	if got := awaitEvents(t, p.dir, "out/events", want); got != want {
 		t.Fatalf("after stop:\n%s\nwant:\n%s", got, want)
 	}
 	p.must("compose", "up", "-d")
 	p.env = append(p.env, "GEN=2") // a changed spec: up recreates
 	p.must("compose", "up", "-d")
-	want += "\nstart1\nprestop:sh1\nterm1\nstart2" // the hook runs in the old container
+	want += "\nstart1\nprestop:up1\nterm1\nstart2" // the hook runs in the old container
 	if got := awaitEvents(t, p.dir, "out/events", want); got != want {
 		t.Fatalf("after recreate:\n%s\nwant:\n%s", got, want)
 	}
 	p.must("compose", "down", "-t", "5")
-	want += "\nprestop:sh2\nterm2"
+	want += "\nprestop:up2\nterm2"
 	if got := readEvents(t, p.dir, "out/events"); got != want {
 		t.Fatalf("after down:\n%s\nwant:\n%s", got, want)
 	}

@@ -2,10 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/progress"
@@ -20,6 +24,9 @@ const (
 	// LabelHasCompanion marks a replica that has one (removing it removes
 	// the companion).
 	LabelHasCompanion = "cornus.companion"
+	// LabelCompanionVolumes lists (comma-separated) the volumes a
+	// companion shares with its app, removed after it.
+	LabelCompanionVolumes = "cornus.companion-volumes"
 )
 
 // Attachment is a replica's companion: a container that owns the replica's
@@ -35,6 +42,13 @@ type Attachment struct {
 	// AppEnv is set in the app, where it does not set those variables
 	// itself.
 	AppEnv map[string]string
+	// AppMounts are added to the app's binds (what the companion shares
+	// with it); they are the companion's, not the user's, so the host
+	// policy, which checked the user's spec, does not see them.
+	AppMounts []spec.Mount
+	// Volumes were made for the companion and its app: removed after the
+	// companion (and when creating the replica fails).
+	Volumes []string
 }
 
 // Companions decides which replicas get a companion (the caretaker).
@@ -60,28 +74,40 @@ func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica
 		return a, noop, err
 	}
 	if a.NetworkMode != "" && a.NetworkMode != "bridge" {
-		return a, noop, fmt.Errorf("services.%s: network_mode %q: its egress mode needs the service's own network namespace (its caretaker owns it)", a.Name, a.NetworkMode)
+		return a, noop, fmt.Errorf("services.%s: network_mode %q: its caretaker companion (egress proxy or transparent mode, or the server's remote mode) needs the service's own network namespace, which it owns", a.Name, a.NetworkMode)
 	}
 	appName := containerName(p.Name, a, replica)
 	comp, app := splitNetns(att.Companion, a)
 	name := appName + "-caretaker"
 	labels := containerLabels(p.Name, comp, replica, hash)
 	labels[LabelCompanionOf] = appName
+	if len(att.Volumes) > 0 {
+		labels[LabelCompanionVolumes] = strings.Join(att.Volumes, ",")
+	}
+	dropVolumes := func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = e.removeVolumeList(rmCtx, att.Volumes)
+	}
 	cs, err := backends.Resolve(backends.ResolveInput{Project: p.Name, App: comp, Replica: replica, Name: name,
 		Labels: labels, Networks: p.Networks, Volumes: p.Volumes})
 	if err != nil {
+		dropVolumes()
 		return a, noop, fmt.Errorf("create %s: %w", name, err)
 	}
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {
+		dropVolumes()
 		e.failed(ctx, name, err)
 		return a, noop, err
 	}
 	undo := func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		e.stopCompanion(rmCtx, c.ID)
 		_ = e.b.Remove(rmCtx, c.ID, backends.RemoveOptions{Force: true})
+		_ = e.removeVolumeList(rmCtx, att.Volumes)
 	}
 	if err := e.b.Start(ctx, c.ID); err != nil {
 		undo()
@@ -100,6 +126,9 @@ func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica
 		app.Labels = map[string]string{}
 	}
 	app.Labels[LabelHasCompanion] = name
+	if len(att.AppMounts) > 0 {
+		app.Mounts = append(slices.Clone(app.Mounts), att.AppMounts...)
+	}
 	if len(att.AppEnv) > 0 {
 		app.Env = maps.Clone(app.Env)
 		if app.Env == nil {
@@ -188,9 +217,38 @@ func (e *Engine) removeCompanion(ctx context.Context, c backends.Container) erro
 		return fmt.Errorf("remove %s: %w", name, err)
 	}
 	for _, comp := range cs {
+		// Stopped first, with its grace: the caretaker undoes what it set
+		// up (its mounts, propagated to the runtime's host) on SIGTERM.
+		e.stopCompanion(ctx, comp.ID)
 		if err := e.remove(ctx, comp, true); err != nil {
 			return err
 		}
+		if v := comp.Labels[LabelCompanionVolumes]; v != "" {
+			if err := e.removeVolumeList(ctx, strings.Split(v, ",")); err != nil {
+				return fmt.Errorf("remove %s: %w", comp.Name, err)
+			}
+		}
 	}
 	return nil
+}
+
+// companionGrace bounds a companion's stop.
+const companionGrace = 5 * time.Second
+
+// stopCompanion stops a companion with its grace (best effort: removal
+// follows either way).
+func (e *Engine) stopCompanion(ctx context.Context, id string) {
+	grace := companionGrace
+	_ = e.b.Stop(ctx, id, backends.StopOptions{Timeout: &grace})
+}
+
+// removeVolumeList removes the volumes a companion shared with its app.
+func (e *Engine) removeVolumeList(ctx context.Context, names []string) error {
+	var errs []error
+	for _, n := range names {
+		if err := e.b.RemoveVolume(ctx, n, true); err != nil && !errdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("volume %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -31,7 +31,14 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	}
 	d := *h.Dial
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := DialWorkload(dctx, s.b, s.e, project, d)
+	var conn net.Conn
+	if s.remote {
+		// Remote mode: dialed by the replica's companion, in its network
+		// namespace; UDP stays framed end to end.
+		conn, err = s.openToReplica(dctx, project, d.Service, d.Index, api.StreamHeader{Op: api.OpDial, Dial: &d})
+	} else {
+		conn, err = DialWorkload(dctx, s.b, s.e, project, d)
+	}
 	cancel()
 	if err != nil {
 		replyDial(st, err)
@@ -39,7 +46,7 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	}
 	defer conn.Close()
 	replyDial(st, nil)
-	if d.Proto == "udp" {
+	if d.Proto == "udp" && !s.remote {
 		pipeDatagrams(st, conn)
 		return
 	}

@@ -7,5 +7,9 @@
 // and the server's streams to the client: client-local mounts (mounts.go:
 // each export mounted with caretaker/mount/fuse under
 // <DataDir>/mounts/<session>/<n> and bound into the apps; on the session's
-// end the containers go first, then the mounts) and egress.
+// end the containers go first, then the mounts) and egress. In remote mode
+// (remote.go) the server mounts nothing: companions dial back on the relay
+// (relay.go), and the server forwards their mount streams to the client,
+// opens port-forward streams on them, and carries exec --forward-agent's
+// connections (agent.go).
 package server

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/coder/websocket"
 	"github.com/containerd/errdefs"
@@ -57,9 +58,25 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, id identity) {
 		pr, stdin = io.Pipe()
 		o.Stdin = pr
 	}
+	if start.AgentSession != "" {
+		sock, done, err := s.forwardAgent(execReplica{ctx: ctx, project: r.PathValue("project"), service: start.Service, index: start.Index}, id.tenant, start.AgentSession)
+		if err != nil {
+			finishExec(ctx, c, -1, err)
+			return
+		}
+		defer done()
+		o.Env = append(slices.Clone(o.Env), "SSH_AUTH_SOCK="+sock)
+	}
 	go readClient(ctx, c, stdin, resize)
 	code, err := s.e.Exec(ctx, r.PathValue("project"), o)
 	finishExec(ctx, c, code, err)
+}
+
+// execReplica names the replica an exec runs in.
+type execReplica struct {
+	ctx              context.Context
+	project, service string
+	index            int
 }
 
 // readClient feeds stdin and resizes from the client until it is done.

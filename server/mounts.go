@@ -20,7 +20,8 @@ import (
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// Client-local mounts on host backends: the client serves each directory
+// Client-local mounts on host backends (remote mode: server/remote.go):
+// the client serves each directory
 // over 9P on a stream of its session (OpMount, opened by the server); the
 // server mounts it with a FUSE file system backed by a 9P client under
 // <DataDir>/mounts/<session>/<index> and hands the backend a bind mount of
@@ -50,13 +51,13 @@ func (s *Server) checkLocalMounts(ctx context.Context) error {
 		if err := lm.CheckLocalMounts(ctx); err != nil {
 			return err
 		}
+	} else if s.remote {
+		// The companion mounts them next to the app: the runtime needs
+		// /dev/fuse, which the server cannot see from here.
+		return s.checkRemote()
 	} else if name == "containerd" {
-		if envValue(s.cfg.Environ, EnvContainerdRemote) != "1" {
-			return fmt.Errorf("%w: client-local mounts on the containerd backend need its remote mode (%s=1 on the server: a caretaker companion mounts them next to the app)",
-				errdefs.ErrFailedPrecondition, EnvContainerdRemote)
-		}
-		return fmt.Errorf("%w: client-local mounts in containerd remote mode (%s=1) need the caretaker companion, which this server does not run yet",
-			errdefs.ErrNotImplemented, EnvContainerdRemote)
+		return fmt.Errorf("%w: client-local mounts on the containerd backend need its remote mode (%s=1 on the server: a caretaker companion mounts them next to the app)",
+			errdefs.ErrFailedPrecondition, EnvContainerdRemote)
 	} else if !slices.Contains(hostMountBackends, name) {
 		return fmt.Errorf("%w: client-local mounts are not supported by the %s backend (host backends: %s)",
 			errdefs.ErrNotImplemented, name, strings.Join(hostMountBackends, ", "))
@@ -92,6 +93,9 @@ func (s *Server) mountLocal(ctx context.Context, sess *session, p spec.Project, 
 	}
 	if err := validLocalMounts(p, lms); err != nil {
 		return p, err
+	}
+	if s.remote {
+		return s.labelRemoteMounts(sess, p, lms), nil
 	}
 	ms := sess.localMounts(s.mountsDir)
 	out := p

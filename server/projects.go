@@ -96,6 +96,10 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
+	if err := refuseReservedLabels(p); err != nil {
+		writeError(w, err)
+		return
+	}
 	if len(req.LocalMounts) > 0 {
 		if p, err = s.mountLocal(r.Context(), sess, p, req.LocalMounts); err != nil {
 			writeError(w, err)
@@ -115,6 +119,11 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		return
 	}
 	w.Header().Set(api.HeaderCaretakerToken, tok)
+	if sess != nil {
+		// Its companions open client-local mounts (and client egress)
+		// through it before the up ends.
+		defer s.sessions.deploy(project, sess)()
+	}
 	f := newFrames(w)
 	ctx := caretaker.WithToken(progress.WithWriter(r.Context(), f), tok)
 	res, err := s.e.Up(ctx, p, engine.UpOptions{Services: req.Services, NoDeps: req.NoDeps, ForceRecreate: req.ForceRecreate,

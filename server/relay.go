@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,6 +123,18 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 	}
 	defer mux.Close()
 	project := id.caretaker
+	// A companion of a remote-mode replica names it: the server opens its
+	// port-forward and agent streams on this connection. (The token is
+	// the deployment's: a companion can speak for any replica of its own
+	// deployment, no other.)
+	if svc := r.URL.Query().Get("service"); svc != "" {
+		n, err := strconv.Atoi(r.URL.Query().Get("replica"))
+		if err == nil && n >= 0 && len(svc) <= 256 {
+			k := replicaKey{project, svc, n}
+			s.relays.add(k, mux)
+			defer s.relays.remove(k, mux)
+		}
+	}
 	for {
 		st, err := mux.AcceptStream()
 		if err != nil {
@@ -141,8 +154,12 @@ func (s *Server) serveRelayStream(ctx context.Context, project string, st net.Co
 	switch {
 	case h.Op == api.OpEgress && h.Egress != nil:
 		s.relayEgress(ctx, project, *h.Egress, st)
+	case h.Op == api.OpMount && h.Mount != nil:
+		s.relayMount(project, *h.Mount, st)
+	case h.Op == api.OpAgent && h.Agent != nil:
+		s.relayAgent(project, *h.Agent, st)
 	default:
-		replyDial(st, fmt.Errorf("%w: a caretaker relays egress streams, not %q", errdefs.ErrInvalidArgument, h.Op))
+		replyDial(st, fmt.Errorf("%w: a caretaker relays egress, mount and agent streams, not %q", errdefs.ErrInvalidArgument, h.Op))
 	}
 }
 

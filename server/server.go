@@ -48,7 +48,11 @@ type Server struct {
 	tokens   *tokens
 	sessions *sessions
 	policies *policies
-	log      *slog.Logger
+	relays   relays
+	agents   agents
+	// remote is the backend's remote mode (server/remote.go).
+	remote bool
+	log    *slog.Logger
 	// hostPolicy is what clients' specs may take from this host; the
 	// engine's allows mountsDir as well, where client-local mounts are.
 	hostPolicy hostpolicy.Policy
@@ -80,13 +84,14 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, b: b, tokens: t, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts")}
+	s := &Server{cfg: cfg, b: b, tokens: t, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts"),
+		remote: remoteMode(b.Name(), cfg.Environ)}
 	s.hostPolicy = hostpolicy.FromEnv(cfg.Environ, "")
 	withMounts := s.hostPolicy
 	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
 		engine.WithPolicy(withMounts),
-		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL}))
+		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
 	s.policies = newPolicies(filepath.Join(state, "egress"))
 	if err := s.sessions.reconcile(ctx); err != nil {

@@ -56,6 +56,9 @@ type session struct {
 
 	mountMu sync.Mutex
 	mounts  *localMounts // client-local mounts, nil until the first
+	// exports are the client-local mounts companions may open through
+	// the server (remote mode), by index.
+	exports map[int]bool
 }
 
 // unmount unmounts the session's client-local mounts, if any.
@@ -76,12 +79,16 @@ type sessions struct {
 	mu        sync.Mutex
 	byID      map[string]*session
 	byProject map[string]*session
+	// deploying is the session of an up in progress, by project: its
+	// companions open client-local mounts before the up makes it the
+	// project's (own).
+	deploying map[string]*session
 	stopping  bool
 	downs     sync.WaitGroup
 }
 
 func newSessions(s *Server, path string) *sessions {
-	return &sessions{srv: s, path: path, byID: map[string]*session{}, byProject: map[string]*session{}}
+	return &sessions{srv: s, path: path, byID: map[string]*session{}, byProject: map[string]*session{}, deploying: map[string]*session{}}
 }
 
 // stateFile is sessions.json: the deployments sessions own, so a server
@@ -248,9 +255,14 @@ func (ss *sessions) forRequest(r *http.Request, tenant, project string) (*sessio
 	if id == "" {
 		return nil, nil
 	}
+	// A session is registered just after its WebSocket upgrade answered:
+	// a client's first request may come a moment before.
+	s, ok := ss.lookup(id)
+	for deadline := time.Now().Add(sessionSettle); !ok && time.Now().Before(deadline); s, ok = ss.lookup(id) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s, ok := ss.byID[id]
 	if !ok || s.tenant != tenant {
 		return nil, fmt.Errorf("%w: no live session %s… of yours (it ended, or the server restarted)", errdefs.ErrNotFound, short(id))
 	}
@@ -261,6 +273,16 @@ func (ss *sessions) forRequest(r *http.Request, tenant, project string) (*sessio
 }
 
 func short(id string) string { return id[:min(8, len(id))] }
+
+// sessionSettle bounds the wait for a session being registered.
+const sessionSettle = 2 * time.Second
+
+func (ss *sessions) lookup(id string) (*session, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.byID[id]
+	return s, ok
+}
 
 // own records that s's deployment is project (after a successful up).
 func (ss *sessions) own(s *session, project string) error {
@@ -301,6 +323,43 @@ func (ss *sessions) endIfIdle(s *session) {
 	if idle {
 		s.mux.Close()
 	}
+}
+
+// deploy makes sess the provider of project's client streams while an
+// up runs; done undoes it.
+func (ss *sessions) deploy(project string, sess *session) (done func()) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.deploying[project] = sess
+	return func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if ss.deploying[project] == sess {
+			delete(ss.deploying, project)
+		}
+	}
+}
+
+// provider is the live session serving project's client streams: the
+// one deploying it now, else the one owning it.
+func (ss *sessions) provider(project string) *session {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s := ss.deploying[project]; s != nil && ss.byID[s.id] == s {
+		return s
+	}
+	return ss.byProject[project]
+}
+
+// live is the session id names if it is the tenant's and live.
+func (ss *sessions) live(id, tenant string) (*session, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.byID[id]
+	if !ok || s.tenant != tenant {
+		return nil, fmt.Errorf("%w: no live session %s… of yours", errdefs.ErrNotFound, short(id))
+	}
+	return s, nil
 }
 
 // of reports the session owning project.

@@ -167,6 +167,11 @@ func (b *Backend) prepareMounts(cs backends.ContainerSpec, st *stored, undo *[]f
 				return nil, fmt.Errorf("bind %s: %w", m.Source, err)
 			}
 		}
+		if p := strings.TrimPrefix(m.Propagation, "r"); p == "shared" {
+			if err := ensureShared(m.Source); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, bindMount(m.Source, m.Target, m.ReadOnly, m.Propagation))
 		st.Mounts = append(st.Mounts, backends.MountPoint{Type: "bind", Source: m.Source, Destination: m.Target, ReadOnly: m.ReadOnly})
 	}

@@ -109,6 +109,13 @@ func specOpts(in specInput) ([]oci.SpecOpts, error) {
 		mounts = append(mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.resolv, Options: []string{"rbind", "rw"}})
 	}
 	opts = append(opts, oci.WithMounts(mounts), withShm(cs.ShmSize))
+	var props []string
+	for _, m := range cs.Binds {
+		props = append(props, m.Propagation)
+	}
+	if p := rootPropagation(props); p != "" {
+		opts = append(opts, withRootPropagation(p))
+	}
 	return opts, nil
 }
 
@@ -204,10 +211,12 @@ func securityOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
 			return nil, fmt.Errorf("securityOpt %q: unknown option: %w", o, errdefs.ErrInvalidArgument)
 		}
 	}
+	opts = append(opts, withCapabilities(cs.CapAdd, cs.CapDrop))
 	if confined {
+		// After the capabilities: the default profile allows what they
+		// grant (mount(2) with CAP_SYS_ADMIN, as Docker's does).
 		opts = append(opts, seccomp.WithDefaultProfile())
 	}
-	opts = append(opts, withCapabilities(cs.CapAdd, cs.CapDrop))
 	for _, d := range cs.Devices {
 		opts = append(opts, withDevice(d.Source, firstNonEmpty(d.Target, d.Source), firstNonEmpty(d.Permissions, "rwm")))
 	}

@@ -15,7 +15,7 @@ import (
 
 func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 	var o engine.ExecOptions
-	var noTTY, detach bool
+	var noTTY, detach, agent bool
 	cmd := &cobra.Command{
 		Use:   "exec [OPTIONS] SERVICE COMMAND [ARGS...]",
 		Short: "Execute a command in a running container",
@@ -27,6 +27,13 @@ func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
+			if agent {
+				stop, err := forwardAgent(ctx, s, se, t.name)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			o.Service, o.Cmd = args[0], args[1:]
 			o.Stdout, o.Stderr = s.Out, s.Err
 			if !detach {
@@ -64,6 +71,7 @@ func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.StringArrayVarP(&o.Env, "env", "e", nil, "Set environment variables")
 	fl.IntVar(&o.Index, "index", 1, "Index of the container if the service has several replicas")
 	fl.BoolVar(&o.Privileged, "privileged", false, "Give extended privileges to the process")
+	fl.BoolVar(&agent, "forward-agent", false, "Relay your ssh-agent (SSH_AUTH_SOCK) into the command (remote-mode deployments of a cornus server)")
 	return cmd
 }
 

@@ -128,6 +128,9 @@ type ExecStart struct {
 	Stdin      bool               `json:"stdin,omitempty"`
 	Privileged bool               `json:"privileged,omitempty"`
 	Size       *backends.TermSize `json:"size,omitempty"`
+	// AgentSession names a session of the caller that serves its
+	// ssh-agent (OpAgent streams): exec --forward-agent.
+	AgentSession string `json:"agentSession,omitempty"`
 }
 
 // Control is a text message on an exec WebSocket: a resize or the end of

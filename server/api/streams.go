@@ -8,19 +8,36 @@ type StreamHeader struct {
 	Dial   *Dial       `json:"dial,omitempty"`
 	Egress *EgressOpen `json:"egress,omitempty"`
 	Mount  *MountOpen  `json:"mount,omitempty"`
+	Agent  *AgentOpen  `json:"agent,omitempty"`
 }
 
 // Stream operations.
 const (
 	// OpDial: client → server, reach a workload's port (port-forward,
-	// tunnel).
+	// tunnel); server → caretaker (remote mode), the same, dialed in the
+	// replica's network namespace.
 	OpDial = "dial"
 	// OpEgress: caretaker → server → client, a workload's outbound
 	// connection leaving from the client (each hop re-checks the policy).
 	OpEgress = "egress"
-	// OpMount: server → client, the 9P export of a client-local mount.
+	// OpMount: server → client, the 9P export of a client-local mount;
+	// caretaker → server (remote mode), the same, forwarded to the client.
 	OpMount = "mount"
+	// OpAgent: server → caretaker, serve a forwarded ssh-agent socket
+	// while the stream lives (exec --forward-agent); caretaker → server →
+	// client, one connection to that socket, carried to the caller's
+	// agent.
+	OpAgent = "agent"
 )
+
+// AgentOpen names one forwarded agent socket.
+type AgentOpen struct {
+	// ID names the socket (AgentSocket) and the exec it serves.
+	ID string `json:"id"`
+}
+
+// MaxAgentID bounds an agent socket's ID.
+const MaxAgentID = 64
 
 // EgressOpen is one outbound connection to relay.
 type EgressOpen struct {

@@ -46,7 +46,7 @@ func (p *Projects) Exec(ctx context.Context, project string, o engine.ExecOption
 	defer c.CloseNow()
 	c.SetReadLimit(4 << 20)
 	start := api.ExecStart{Service: o.Service, Index: o.Index, Cmd: o.Cmd, Env: o.Env, User: o.User, WorkingDir: o.WorkingDir,
-		TTY: o.TTY, Stdin: o.Stdin != nil, Privileged: o.Privileged, Size: o.Size}
+		TTY: o.TTY, Stdin: o.Stdin != nil, Privileged: o.Privileged, Size: o.Size, AgentSession: p.AgentSession}
 	b, _ := json.Marshal(start)
 	if err := c.Write(ctx, websocket.MessageText, b); err != nil {
 		return -1, err

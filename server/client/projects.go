@@ -26,6 +26,9 @@ type Projects struct {
 	// LocalMounts go with Up: the client-local mounts the session's
 	// client serves (Exports.Wire).
 	LocalMounts []api.LocalMount
+	// AgentSession goes with Exec: a session of this client serving its
+	// ssh-agent (Session.ForwardAgent), for exec --forward-agent.
+	AgentSession string
 }
 
 func projectPath(project, verb string) string {

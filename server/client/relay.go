@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/coder/websocket"
@@ -18,7 +20,29 @@ import (
 // (c's token is the deployment's caretaker token, valid nowhere else):
 // Open on it relays a workload's egress through the server.
 func (c *Client) OpenRelay(ctx context.Context, project string) (*Session, error) {
-	ws, _, err := c.dialWS(ctx, api.Version+"/relay/"+url.PathEscape(project), "")
+	return c.OpenRelayAs(ctx, project, RelayOptions{})
+}
+
+// RelayOptions say which replica a relay connection serves and how it
+// answers the streams the server opens on it.
+type RelayOptions struct {
+	// Service and Replica name the companion's replica: the server opens
+	// its port-forward and agent streams on this connection.
+	Service string
+	Replica int
+	// Handlers serve the server's streams, by operation (in place before
+	// the first can arrive).
+	Handlers map[string]Handler
+}
+
+// OpenRelayAs opens a relay connection for one replica's companion.
+func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions) (*Session, error) {
+	q := url.Values{}
+	if o.Service != "" {
+		q.Set("service", o.Service)
+		q.Set("replica", strconv.Itoa(o.Replica))
+	}
+	ws, _, err := c.dialWS(ctx, api.Version+"/relay/"+url.PathEscape(project), q.Encode())
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +50,12 @@ func (c *Client) OpenRelay(ctx context.Context, project string) (*Session, error
 	if err != nil {
 		return nil, err
 	}
-	return &Session{mux: mux, ws: ws, handlers: map[string]Handler{}}, nil
+	s := &Session{mux: mux, ws: ws, handlers: maps.Clone(o.Handlers)}
+	if s.handlers == nil {
+		s.handlers = map[string]Handler{}
+	}
+	go s.accept()
+	return s, nil
 }
 
 // muxOver runs the client side of yamux over a WebSocket. The connection

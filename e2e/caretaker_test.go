@@ -1,0 +1,325 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/internal/testnet"
+)
+
+// remoteServed is a cornus serve in its backend's remote mode, listening
+// on an address of a veth pair the test made (the companions dial back
+// to it from their containers).
+type remoteServed struct {
+	url, token string
+	logs       *strings.Builder
+}
+
+// remoteEnvVar is the selected backend's remote-mode variable ("" when
+// it has none: remote mode is dockerhost's and containerd's).
+func remoteEnvVar() string {
+	switch registry.Selected(os.Environ()) {
+	case "dockerhost":
+		return "CORNUS_DOCKER_REMOTE"
+	case "containerd":
+		return "CORNUS_CONTAINERD_REMOTE"
+	}
+	return ""
+}
+
+func startRemoteServer(t *testing.T) *remoteServed {
+	t.Helper()
+	daemon(t)
+	v := remoteEnvVar()
+	if v == "" {
+		t.Skipf("remote mode is the dockerhost and containerd backends'; %s has none", registry.Selected(os.Environ()))
+	}
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("remote mode's drills need root (a veth pair, FUSE in the companion)")
+		}
+		t.Skip("remote mode's drills need root (a veth pair, FUSE in the companion)")
+	}
+	loadImage(t, image)
+	sfx := make([]byte, 3)
+	_, _ = rand.Read(sfx)
+	id := hex.EncodeToString(sfx)
+	n, _ := rand.Int(rand.Reader, big.NewInt(60))
+	addr := fmt.Sprintf("10.231.%d.1", 40+n.Int64())
+	host, peer := "crh"+id, "crp"+id
+	sh(t, "ip", "link", "add", host, "type", "veth", "peer", "name", peer)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", host).Run() })
+	sh(t, "ip", "addr", "add", addr+"/32", "dev", host)
+	sh(t, "ip", "link", "set", host, "up")
+	sh(t, "ip", "link", "set", peer, "up")
+
+	dir := t.TempDir()
+	tok, err := exec.Command(cornusBin, "token", "create", "--tokens-file", filepath.Join(dir, "tokens"), "e2e").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := testnet.FreePort(t)
+	url := fmt.Sprintf("http://%s:%d", addr, port)
+	srv := exec.Command(cornusBin, "serve", "--listen", fmt.Sprintf("%s:%d", addr, port), "--insecure-listen",
+		"--tokens-file", filepath.Join(dir, "tokens"))
+	srv.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"), "CORNUS_ADVERTISE_URL="+url, v+"=1")
+	logs := startLogged(t, srv)
+	return &remoteServed{url: url, token: strings.TrimSpace(string(tok)), logs: logs}
+}
+
+func (s *remoteServed) env() []string {
+	return []string{"CORNUS_SERVER=" + s.url, "CORNUS_TOKEN=" + s.token}
+}
+
+// mountedFor lists the mounts of this host whose path names project
+// (the shared volumes of its companions are named after it).
+func mountedFor(t *testing.T, project string) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && strings.Contains(f[4], project+"_cornus-caretaker-") {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// Issue 12, remote mode (dockerhost CORNUS_DOCKER_REMOTE=1, containerd
+// CORNUS_CONTAINERD_REMOTE=1): the server mounts nothing on its host; each
+// replica's caretaker companion mounts the client's exports (forwarded by
+// the server from the client's session) in a volume it shares with the
+// app. A container's write lands on the client, the client's edit reaches
+// the container, :ro refuses writes, down leaves nothing mounted.
+func TestRemoteModeLocalMounts(t *testing.T) {
+	srv := startRemoteServer(t)
+	b := daemon(t)
+	p := newProject(t, `
+services:
+  app:
+    image: `+image+`
+    init: true
+    user: "1000"
+    volumes: ["./src:/work", "./cfg:/cfg:ro", "./one.conf:/etc/one.conf"]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
+`, srv.env()...)
+	for _, d := range []string{"src", "cfg"} {
+		if err := os.Mkdir(filepath.Join(p.dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Chmod(filepath.Join(p.dir, d), 0o777) // the app runs as uid 1000
+	}
+	writeFile(t, filepath.Join(p.dir, "src", "seed"), "v1\n")
+	writeFile(t, filepath.Join(p.dir, "cfg", "app.ini"), "ro\n")
+	writeFile(t, filepath.Join(p.dir, "one.conf"), "one\n")
+	start := time.Now()
+	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
+		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
+	}
+	t.Logf("up with 3 client-local mounts through the companion: %v", time.Since(start).Round(10*time.Millisecond))
+	if m := mountedFor(t, p.name); len(m) == 0 {
+		t.Errorf("the companion's mounts do not show on the runtime's host (propagation)")
+	}
+	if got := p.must("compose", "exec", "-T", "app", "sh", "-c", "echo from-container > /work/out && cat /work/seed /etc/one.conf /cfg/app.ini"); got != "v1\none\nro\n" {
+		t.Errorf("read through the mounts: %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.dir, "src", "out")); err != nil || string(b) != "from-container\n" {
+		t.Errorf("the container's write on the client: %q %v", b, err)
+	}
+	writeFile(t, filepath.Join(p.dir, "src", "seed"), "v2 edited on the client\n")
+	start = time.Now()
+	waitFor(t, 5*time.Second, "the client's edit in the container", func() bool {
+		out, _, _ := p.run("compose", "exec", "-T", "app", "cat", "/work/seed")
+		return out == "v2 edited on the client\n"
+	})
+	t.Logf("the client's edit seen in the container after %v", time.Since(start).Round(10*time.Millisecond))
+	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", "echo x > /cfg/new"); code == 0 {
+		t.Errorf(":ro took a write: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "cfg", "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(":ro export on the client got a file: %v", err)
+	}
+	// Escapes stay confined on the client's side.
+	writeFile(t, filepath.Join(p.dir, "outside"), "secret-outside\n")
+	escape := "ln -s " + filepath.Join(p.dir, "outside") + " /work/abs; ln -s ../outside /work/rel; cat /work/abs /work/rel /work/../outside 2>&1; true"
+	if out, _, _ := p.run("compose", "exec", "-T", "app", "sh", "-c", escape); strings.Contains(out, "secret-outside") {
+		t.Errorf("an escape read the client's file outside the export:\n%s", out)
+	}
+	p.must("compose", "--progress", "quiet", "down")
+	if m := mountedFor(t, p.name); len(m) != 0 {
+		t.Errorf("still mounted after down: %v", m)
+	}
+	if c, _, v := leftovers(t, b, p.name); c != 0 || v != 0 {
+		t.Errorf("%d containers, %d volumes after down", c, v)
+	}
+}
+
+// Remote mode's session drop: kill -9 the client of `cornus deploy
+// --local-mount` while its container writes through the mount; the
+// server removes the containers (companion included, which unmounts) and
+// nothing stays mounted on the runtime's host.
+func TestRemoteModeKilledClient(t *testing.T) {
+	srv := startRemoteServer(t)
+	b := daemon(t)
+	p := newProject(t, "services:\n  app:\n    image: "+image+"\n", srv.env()...)
+	if err := os.Mkdir(filepath.Join(p.dir, "w"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(p.dir, "deploy.yaml"), "name: "+p.name+"\nservices:\n  app:\n    image: "+image+
+		"\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do dd if=/dev/zero bs=64k count=16 2>/dev/null >> /work/log; done\"]\n")
+	cmd := exec.Command(cornusBin, "deploy", "--progress", "quiet", "-f", "deploy.yaml", "--local-mount", "./w:/work")
+	cmd.Dir, cmd.Env = p.dir, p.env
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	log := filepath.Join(p.dir, "w", "log")
+	deadline := time.Now().Add(60 * time.Second)
+	for st, err := os.Stat(log); err != nil || st.Size() <= 4<<20; st, err = os.Stat(log) {
+		select {
+		case <-exited:
+			t.Fatalf("deploy --local-mount exited before the drill:\n%s\nserver:\n%s", errb.String(), srv.logs.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("the container did not write through the mount within 60 s:\n%s\nserver:\n%s", errb.String(), srv.logs.String())
+		}
+	}
+	if len(mountedFor(t, p.name)) == 0 {
+		t.Errorf("the companion's mount does not show on the runtime's host")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	start := time.Now()
+	waitFor(t, 30*time.Second, "containers removed, then nothing mounted, after kill -9", func() bool {
+		c, _, v := leftovers(t, b, p.name)
+		return c == 0 && v == 0 && len(mountedFor(t, p.name)) == 0
+	})
+	t.Logf("kill -9 mid-write (remote mode): containers and shared volume removed, nothing mounted, %v after the client died (%d MiB written)",
+		time.Since(start).Round(10*time.Millisecond), fileSize(log)>>20)
+}
+
+// Remote mode's portforward and agent roles: port-forward and tunnel
+// reach a port the app serves on its loopback only, through the
+// companion's network namespace; exec --forward-agent hands the
+// container the caller's ssh-agent (a real ssh-agent here; agentlist
+// is `ssh-add -l` for busybox), and the socket goes with the exec. A
+// deployment on this machine refuses --forward-agent up front.
+func TestRemoteModeForwardAndAgent(t *testing.T) {
+	srv := startRemoteServer(t)
+	for _, bin := range []string{"ssh-agent", "ssh-add", "ssh-keygen", "curl"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is missing (apt-get install openssh-client curl)", bin)
+		}
+	}
+	p := newProject(t, `
+services:
+  web:
+    image: `+image+`
+    init: true
+    command: ["httpd", "-f", "-p", "127.0.0.1:8080", "-h", "/www"]
+    volumes: ["./www:/www:ro", "./tools:/tools:ro"]
+`, srv.env()...)
+	for _, d := range []string{"www", "tools"} {
+		if err := os.Mkdir(filepath.Join(p.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(p.dir, "www", "index.html"), "served on the replica's loopback\n")
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(p.dir, "tools", "agentlist"), "./agentlist")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build agentlist: %v\n%s", err, out)
+	}
+	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
+		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
+	}
+
+	// port-forward and tunnel through the companion.
+	port := testnet.FreePort(t)
+	fwd := exec.Command(cornusBin, "port-forward", "-p", p.name, "web", fmt.Sprintf("%d:8080", port))
+	fwd.Dir, fwd.Env = p.dir, p.env
+	if err := fwd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fwd.Process.Kill(); _ = fwd.Wait() })
+	var body string
+	waitFor(t, 10*time.Second, "port-forward through the companion", func() bool {
+		out, _ := exec.Command("curl", "-sf", "--max-time", "3", fmt.Sprintf("http://127.0.0.1:%d/", port)).Output()
+		body = string(out)
+		return body == "served on the replica's loopback\n"
+	})
+	socks := testnet.FreePort(t)
+	tun := exec.Command(cornusBin, "tunnel", "-p", p.name, "--listen", fmt.Sprintf("127.0.0.1:%d", socks))
+	tun.Dir, tun.Env = p.dir, p.env
+	if err := tun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tun.Process.Kill(); _ = tun.Wait() })
+	waitFor(t, 10*time.Second, "tunnel through the companion", func() bool {
+		out, _ := exec.Command("curl", "-sf", "--max-time", "3", "--socks5-hostname", fmt.Sprintf("127.0.0.1:%d", socks), "http://web:8080/").Output()
+		return string(out) == "served on the replica's loopback\n"
+	})
+
+	// A real ssh-agent with one key.
+	adir := t.TempDir()
+	sock := filepath.Join(adir, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	sh(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "cornus-e2e-key", "-f", filepath.Join(adir, "id"))
+	waitFor(t, 5*time.Second, "ssh-agent's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	add := exec.Command("ssh-add", filepath.Join(adir, "id"))
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v\n%s", err, out)
+	}
+	list := exec.Command("ssh-add", "-l")
+	list.Env = add.Env
+	if out, err := list.Output(); err != nil || !strings.Contains(string(out), "cornus-e2e-key") {
+		t.Fatalf("ssh-add -l on the client: %v %s", err, out)
+	}
+	p.env = append(p.env, "SSH_AUTH_SOCK="+sock)
+	out, errOut, code := p.run("compose", "exec", "-T", "--forward-agent", "web", "sh", "-c", `echo "$SSH_AUTH_SOCK"; /tools/agentlist`)
+	if code != 0 || !strings.Contains(out, "ssh-ed25519 cornus-e2e-key") || !strings.HasPrefix(out, "/run/cornus-agent/") {
+		t.Errorf("exec --forward-agent: exit %d: %q %s\nserver:\n%s", code, out, errOut, srv.logs.String())
+	}
+	if out, _, _ := p.run("compose", "exec", "-T", "web", "ls", "/run/cornus-agent"); strings.TrimSpace(out) != "" {
+		t.Errorf("the forwarded agent's socket outlived its exec: %q", out)
+	}
+	if out, _, code := p.run("compose", "exec", "-T", "web", "/tools/agentlist"); code == 0 {
+		t.Errorf("an exec without --forward-agent reached an agent: %q", out)
+	}
+	p.must("compose", "--progress", "quiet", "down")
+
+	// Anywhere else: refused up front, with the reason.
+	local := newProject(t, "services:\n  web:\n    image: "+image+"\n", "SSH_AUTH_SOCK="+sock, "CORNUS_SERVER=")
+	if _, errOut, code := local.run("compose", "exec", "-T", "--forward-agent", "web", "true"); code == 0 || !strings.Contains(errOut, "remote mode") {
+		t.Errorf("--forward-agent on a local deployment: exit %d %s", code, errOut)
+	}
+}

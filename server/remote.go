@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/containerd/errdefs"
+	"github.com/hashicorp/yamux"
+
+	"github.com/cornus-dev/cornus/caretaker"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Remote mode: the backend's runtime shares neither this host's mounts
+// nor its networks (CORNUS_DOCKER_REMOTE=1 for dockerhost,
+// CORNUS_CONTAINERD_REMOTE=1 for containerd). Every replica then gets a
+// caretaker companion that dials back on the relay (server/relay.go) and
+// does, next to the app, what the server does on its host otherwise: it
+// mounts the client-local mounts (the server forwards its OpMount
+// streams to the client's session), dials port-forwards and tunnels in
+// the replica's network namespace (the server opens OpDial streams on its
+// relay), and serves exec --forward-agent's socket (OpAgent).
+
+// EnvDockerRemote is the dockerhost backend's remote mode.
+const EnvDockerRemote = "CORNUS_DOCKER_REMOTE"
+
+// remoteEnv is the variable that turns on remote mode, by backend.
+var remoteEnv = map[string]string{"dockerhost": EnvDockerRemote, "containerd": EnvContainerdRemote}
+
+// remoteMode reports whether the backend runs in remote mode.
+func remoteMode(backend string, environ []string) bool {
+	v, ok := remoteEnv[backend]
+	return ok && envValue(environ, v) == "1"
+}
+
+// remoteModeVars names the remote-mode variables, for messages.
+func remoteModeVars() string {
+	var out string
+	for _, b := range slices.Sorted(maps.Keys(remoteEnv)) {
+		if out != "" {
+			out += ", "
+		}
+		out += remoteEnv[b] + "=1 (" + b + ")"
+	}
+	return out
+}
+
+// checkRemote refuses a remote-mode deployment the companions could not
+// dial back from.
+func (s *Server) checkRemote() error {
+	if s.cfg.AdvertiseURL == "" {
+		return fmt.Errorf("%w: remote mode (%s) needs the URL companions dial back to: --advertise-url or %s on the server",
+			errdefs.ErrFailedPrecondition, remoteEnv[s.b.Name()], EnvAdvertiseURL)
+	}
+	return nil
+}
+
+// labelRemoteMounts records each app's client-local mounts on it for its
+// companion (caretaker.LabelLocalMounts) and on the session, which serves
+// only those; it returns a copy of p.
+func (s *Server) labelRemoteMounts(sess *session, p spec.Project, lms []api.LocalMount) spec.Project {
+	by := map[string][]caretaker.AppMount{}
+	allowed := map[int]bool{}
+	for _, lm := range lms {
+		by[lm.Service] = append(by[lm.Service], caretaker.AppMount{Index: lm.Index, Target: lm.Target, ReadOnly: lm.ReadOnly, File: lm.File})
+		allowed[lm.Index] = true
+	}
+	out := p
+	out.Services = maps.Clone(p.Services)
+	for name, ms := range by {
+		a := out.Services[name]
+		a.Labels = maps.Clone(a.Labels)
+		if a.Labels == nil {
+			a.Labels = map[string]string{}
+		}
+		a.Labels[caretaker.LabelLocalMounts] = caretaker.EncodeAppMounts(ms)
+		out.Services[name] = a
+	}
+	sess.mountMu.Lock()
+	sess.exports = allowed
+	sess.mountMu.Unlock()
+	return out
+}
+
+// refuseReservedLabels refuses a client's spec that sets a label only the
+// server sets.
+func refuseReservedLabels(p spec.Project) error {
+	for _, name := range p.ServiceNames() {
+		if _, ok := p.Services[name].Labels[caretaker.LabelLocalMounts]; ok {
+			return fmt.Errorf("%w: services.%s.labels.%s: the server sets this label (client-local mounts come as --local-mount or Compose binds)",
+				errdefs.ErrInvalidArgument, name, caretaker.LabelLocalMounts)
+		}
+	}
+	return nil
+}
+
+// relays are the companions' relay connections, by replica: the server
+// opens port-forward and agent streams on them.
+type relays struct {
+	mu sync.Mutex
+	by map[replicaKey]*yamux.Session
+}
+
+type replicaKey struct {
+	project, service string
+	replica          int
+}
+
+func (rs *relays) add(k replicaKey, mux *yamux.Session) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.by == nil {
+		rs.by = map[replicaKey]*yamux.Session{}
+	}
+	rs.by[k] = mux
+}
+
+func (rs *relays) remove(k replicaKey, mux *yamux.Session) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.by[k] == mux {
+		delete(rs.by, k)
+	}
+}
+
+func (rs *relays) get(k replicaKey) *yamux.Session {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if m := rs.by[k]; m != nil && !m.IsClosed() {
+		return m
+	}
+	return nil
+}
+
+// openToReplica opens a stream on the companion of a running replica of
+// service (by service or container name; index 1 when 0).
+func (s *Server) openToReplica(ctx context.Context, project, service string, index int, h api.StreamHeader) (net.Conn, error) {
+	c, err := replica(ctx, s.e, project, service, index)
+	if err != nil {
+		return nil, err
+	}
+	n, _ := strconv.Atoi(c.Replica())
+	mux := s.relays.get(replicaKey{project, c.App(), n})
+	if mux == nil {
+		return nil, fmt.Errorf("%w: %s has no caretaker companion connected (remote mode reaches replicas through it)", errdefs.ErrUnavailable, c.Name)
+	}
+	return openStream(mux, h)
+}
+
+// relayMount forwards a companion's OpMount stream to the client session
+// of its project, for the exports that session made client-local mounts.
+func (s *Server) relayMount(project string, m api.MountOpen, st net.Conn) {
+	sess := s.sessions.provider(project)
+	if sess == nil {
+		replyDial(st, fmt.Errorf("%w: project %s has no client session to serve its client-local mounts", errdefs.ErrFailedPrecondition, project))
+		return
+	}
+	sess.mountMu.Lock()
+	ok := sess.exports[m.Index]
+	sess.mountMu.Unlock()
+	if !ok {
+		replyDial(st, fmt.Errorf("%w: project %s has no client-local mount %d", errdefs.ErrNotFound, project, m.Index))
+		return
+	}
+	conn, err := openStream(sess.mux, api.StreamHeader{Op: api.OpMount, Mount: &m})
+	if err != nil {
+		replyDial(st, err)
+		return
+	}
+	defer conn.Close()
+	replyDial(st, nil)
+	pipe(st, conn)
+}
