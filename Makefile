@@ -29,6 +29,7 @@ unit: ## unit, golden and daemon tests
 e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on each other backend
 	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock $(GO) test -count=1 ./e2e
 	CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock $(GO) test -count=1 ./e2e
+	CORNUS_DEPLOY_BACKEND=incus $(GO) test -count=1 ./e2e
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)

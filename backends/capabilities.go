@@ -51,8 +51,9 @@ var engineFields = map[string]bool{
 // UsedFields lists the spec paths an app sets, for comparison with a
 // backend's gaps: top-level fields, and one level down inside structs and
 // lists of structs ("healthcheck.startInterval", "volumes.subpath",
-// "resources.limits.memory" two levels for resources), and two of values:
-// a retry count (restart.maxRetries) and each kind of security option
+// "resources.limits.memory" two levels for resources), and three of
+// values: a retry count (restart.maxRetries), a command without an
+// entrypoint (command.overrideOnly) and each kind of security option
 // (securityOpt.seccomp, securityOpt.systempaths, ...).
 func UsedFields(a spec.App) []string {
 	set := map[string]bool{}
@@ -70,6 +71,11 @@ func UsedFields(a spec.App) []string {
 	// a runtime may restart by policy yet not stop after N tries.
 	if r, err := spec.ParseRestart(a.Restart); err == nil && r.MaxRetries > 0 {
 		set["restart.maxRetries"] = true
+	}
+	// So is a command given without an entrypoint: a runtime that takes
+	// one process line cannot keep the image's entrypoint before it.
+	if a.Command != nil && a.Entrypoint == nil {
+		set["command.overrideOnly"] = true
 	}
 	// So is each kind of security option (securityOpt.systempaths, ...).
 	for _, o := range a.SecurityOpt {

@@ -22,5 +22,6 @@ if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/d
 fi
 "$here/dockerd.sh"
 "$here/containerd.sh"
+"$here/incus.sh"
 "$here/podman.sh"
 "$here/sshfs.sh" >/dev/null

@@ -30,7 +30,7 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 	// A live monitor already runs it, or is starting it (a cornus killed
 	// mid-up spawned it): that is the container started.
 	if r := b.recordOf(st.ID); !r.Final() && monitor.Alive(r) {
-		return nil
+		return b.awaitStarted(ctx, st.ID)
 	}
 	exe, err := b.monitorBinary()
 	if err != nil {
@@ -41,13 +41,35 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 		Args: append(append([]string{}, MonitorCommand...), st.ID), Env: b.cfg.environ,
 	})
 	if errdefs.IsConflict(err) {
-		return nil // another start won the race: it is started
+		return b.awaitStarted(ctx, st.ID) // another start won the race
 	}
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", st.Name, err)
 	}
 	return nil
 }
+
+// awaitStarted waits until another start's monitor got the container
+// past "created" (running, or exited trying), as a Start of our own would
+// have returned.
+func (b *Backend) awaitStarted(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	for {
+		r := b.recordOf(id)
+		if r.State.Status != monitor.StatusCreated || !monitor.Alive(r) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start container %s: another start's monitor (pid %d) did not start it: %w", id, r.Monitor.Pid, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// startWait bounds the wait for another start in flight.
+const startWait = time.Minute
 
 // monitorBinary is the cornus executable monitors run: this program, or
 // CORNUS_MONITOR_BINARY (tests run from a test binary).

@@ -13,6 +13,7 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/dockerhost"
+	"github.com/cornus-dev/cornus/backends/incus"
 	"github.com/cornus-dev/cornus/backends/podman"
 )
 
@@ -48,7 +49,9 @@ func Open(ctx context.Context, environ []string) (backends.Backend, error) {
 		return containerd.New(ctx, containerd.WithEnviron(environ))
 	case podman.Name:
 		return podman.New(ctx, podman.WithEnviron(environ))
-	case "bare", "incus", "kubernetes", "k8s":
+	case incus.Name:
+		return incus.New(ctx, incus.WithEnviron(environ))
+	case "bare", "kubernetes", "k8s":
 		return nil, fmt.Errorf("%s=%s: this backend is not available in this version of cornus yet (use dockerhost): %w", EnvBackend, name, errdefs.ErrNotImplemented)
 	}
 	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/backends/containerd"
+	"github.com/cornus-dev/cornus/backends/incus"
 )
 
 // newMonitorCmd is the hidden per-container monitor a daemonless backend
@@ -24,6 +25,13 @@ func newMonitorCmd(s streams) *cobra.Command {
 			switch args[0] {
 			case containerd.Name:
 				return containerd.RunMonitor(ctx, s.Environ, args[1])
+			case incus.Name: // a container's init, inside it
+				return incus.RunInit(ctx, args[1])
+			case incus.HelperName: // exec and copy, inside a container
+				if code := incus.RunHelper(args[1], s.In, s.Out, s.Err); code != 0 {
+					return exitError{code}
+				}
+				return nil
 			}
 			return fmt.Errorf("monitor: no monitor for backend %q", args[0])
 		},

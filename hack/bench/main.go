@@ -43,6 +43,8 @@ func main() {
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
 	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
+	withIncus := flag.String("incus", "auto", "also time cornus on the incus backend (up -d --wait, down, a cached image load): auto (when incusd answers on -incus-socket), on or off")
+	incusSock := flag.String("incus-socket", defaultIncusSocket, "the incusd of the incus rows (scripts/incus.sh)")
 	withMounts := flag.Bool("mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
 	withPodman := flag.String("podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
 	podmanSock := flag.String("podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
@@ -133,6 +135,10 @@ func main() {
 	}
 	if podman {
 		b.podmanRows(*image, *podmanSock, *runs)
+		fmt.Println()
+	}
+	if *withIncus == "on" || *withIncus == "auto" && incusAnswers(*incusSock) {
+		b.incusRows(*image, *incusSock, *runs, t.upD, t.downD)
 		fmt.Println()
 	}
 

@@ -1,0 +1,292 @@
+package incus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/containerd/errdefs"
+)
+
+// Bounds on what the client buffers.
+const (
+	maxJSONBody  = 64 << 20 // one decoded JSON answer (every instance with its config)
+	maxErrorBody = 64 << 10 // an error answer
+)
+
+// client is a thin Incus REST client over the unix socket: JSON calls,
+// background operations waited for, raw bodies (image upload) and the
+// operation websockets of exec. Every failure is classed with errdefs.
+type client struct {
+	socket  string
+	project string
+	http    *http.Client
+}
+
+func newClient(socket, project string) *client {
+	c := &client{socket: socket, project: project}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "unix", socket)
+			if err != nil {
+				return nil, &unreachableError{socket: socket, err: err}
+			}
+			return conn, nil
+		},
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	c.http = &http.Client{Transport: tr}
+	return c
+}
+
+// unreachableError is a failed connection to incusd.
+type unreachableError struct {
+	socket string
+	err    error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("incus at %s unreachable (start it with scripts/incus.sh, or set %s): %v", e.socket, EnvSocket, e.err)
+}
+func (e *unreachableError) Unwrap() []error { return []error{e.err, errdefs.ErrUnavailable} }
+
+// request is one API call.
+type request struct {
+	method string
+	path   string // e.g. /1.0/instances/web
+	query  url.Values
+	body   any // JSON-encoded unless nil or an io.Reader
+	header http.Header
+	// noProject leaves the project parameter out (server-wide endpoints).
+	noProject bool
+}
+
+func (c *client) url(r request) string {
+	q := url.Values{}
+	for k, v := range r.query {
+		q[k] = v
+	}
+	if !r.noProject && c.project != "" && c.project != "default" {
+		q.Set("project", c.project)
+	}
+	// r.path holds escaped segments (an alias may contain "/").
+	u := "http://incus" + r.path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+func (c *client) build(ctx context.Context, r request) (*http.Request, error) {
+	var body io.Reader
+	header := r.header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	switch b := r.body.(type) {
+	case nil:
+	case io.Reader:
+		body = b
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s %s: %w", r.method, r.path, err)
+		}
+		body = bytes.NewReader(data)
+		header.Set("Content-Type", "application/json")
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
+	return req, nil
+}
+
+// raw sends r and returns the response when its status is 2xx; any other
+// status is an errdefs-classed error carrying Incus's message.
+func (c *client) raw(ctx context.Context, r request) (*http.Response, error) {
+	req, err := c.build(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, apiError(resp)
+}
+
+// call sends r and decodes the answer's metadata into out (when not nil).
+// An async answer is waited for: out then receives the finished
+// operation's metadata.
+func (c *client) call(ctx context.Context, r request, out any) error {
+	resp, err := c.raw(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var env response
+	if err := decodeJSON(resp.Body, &env); err != nil {
+		return fmt.Errorf("read %s %s answer: %w", r.method, r.path, err)
+	}
+	switch env.Type {
+	case "async":
+		var op operation
+		if err := json.Unmarshal(env.Metadata, &op); err != nil {
+			return fmt.Errorf("read %s %s operation: %w", r.method, r.path, err)
+		}
+		op, err := c.wait(ctx, op.ID)
+		if err != nil {
+			return err
+		}
+		return unmarshalMeta(op.Metadata, out)
+	case "error":
+		return fmt.Errorf("%s: %w", env.Error, classify(env.ErrorCode, env.Error))
+	}
+	return unmarshalMeta(env.Metadata, out)
+}
+
+// start sends r, which answers with a background operation, and returns
+// the operation without waiting for it.
+func (c *client) start(ctx context.Context, r request) (operation, error) {
+	resp, err := c.raw(ctx, r)
+	if err != nil {
+		return operation{}, err
+	}
+	defer resp.Body.Close()
+	var env response
+	if err := decodeJSON(resp.Body, &env); err != nil {
+		return operation{}, fmt.Errorf("read %s %s answer: %w", r.method, r.path, err)
+	}
+	var op operation
+	if env.Type != "async" || json.Unmarshal(env.Metadata, &op) != nil || op.ID == "" {
+		return operation{}, fmt.Errorf("%s %s: expected a background operation, got a %s answer: %w", r.method, r.path, env.Type, errdefs.ErrUnknown)
+	}
+	return op, nil
+}
+
+// wait waits for an operation to end; a failed one is an error with its
+// message, classed like an API error.
+func (c *client) wait(ctx context.Context, id string) (operation, error) {
+	for {
+		var op operation
+		err := c.call(ctx, request{method: "GET", path: "/1.0/operations/" + url.PathEscape(id) + "/wait", query: url.Values{"timeout": {"-1"}}}, &op)
+		if err != nil {
+			return op, err
+		}
+		switch op.Status {
+		case "Success":
+			return op, nil
+		case "Failure", "Cancelled":
+			return op, fmt.Errorf("%s: %w", op.Err, classify(0, op.Err))
+		}
+		if ctx.Err() != nil {
+			return op, ctx.Err()
+		}
+	}
+}
+
+func unmarshalMeta(data json.RawMessage, out any) error {
+	if out == nil || len(data) == 0 || string(data) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("read incus answer: %w", err)
+	}
+	return nil
+}
+
+// decodeJSON decodes one bounded JSON value.
+func decodeJSON(r io.Reader, out any) error {
+	lr := &io.LimitedReader{R: r, N: maxJSONBody + 1}
+	if err := json.NewDecoder(lr).Decode(out); err != nil {
+		if lr.N <= 0 {
+			return fmt.Errorf("answer larger than %d bytes: %w", maxJSONBody, errdefs.ErrResourceExhausted)
+		}
+		return err
+	}
+	return nil
+}
+
+// transportError classes a failed round trip: the caller's deadline or
+// cancellation stays as it is, anything else is Unavailable.
+func (c *client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var unreachable *unreachableError
+	if errors.As(err, &unreachable) {
+		return unreachable
+	}
+	return &unreachableError{socket: c.socket, err: err}
+}
+
+// apiError turns a non-2xx answer into an errdefs-classed error.
+func apiError(resp *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	var env response
+	msg := strings.TrimSpace(string(data))
+	if json.Unmarshal(data, &env) == nil && env.Error != "" {
+		msg = env.Error
+	}
+	if msg == "" {
+		msg = resp.Status
+	}
+	return fmt.Errorf("%s: %w", msg, classify(resp.StatusCode, msg))
+}
+
+// classify maps an HTTP status (and, for Incus's answers that say more in
+// words than in status, the message) to an errdefs class.
+func classify(status int, msg string) error {
+	low := strings.ToLower(msg)
+	switch {
+	case status == http.StatusNotFound, strings.Contains(low, "not found"):
+		return errdefs.ErrNotFound
+	case status == http.StatusConflict, strings.Contains(low, "already exists"), strings.Contains(low, "already in use"),
+		strings.Contains(low, "is already running"), strings.Contains(low, "is not running"), strings.Contains(low, "instance is running"),
+		strings.Contains(low, "is busy"), strings.Contains(low, "currently in use"), strings.Contains(low, "already defined"):
+		return errdefs.ErrConflict
+	case status == http.StatusBadRequest, strings.Contains(low, "invalid"):
+		return errdefs.ErrInvalidArgument
+	case status == http.StatusForbidden, status == http.StatusUnauthorized:
+		return errdefs.ErrPermissionDenied
+	case status == http.StatusNotImplemented:
+		return errdefs.ErrNotImplemented
+	case status == http.StatusServiceUnavailable:
+		return errdefs.ErrUnavailable
+	}
+	return errdefs.ErrUnknown
+}
+
+// websocket opens one of an operation's websockets.
+func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket.Conn, error) {
+	u := "ws://incus/1.0/operations/" + url.PathEscape(opID) + "/websocket?secret=" + url.QueryEscape(secret)
+	if c.project != "" && c.project != "default" {
+		u += "&project=" + url.QueryEscape(c.project)
+	}
+	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.http})
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, fmt.Errorf("exec websocket: %w", c.transportError(ctx, err))
+	}
+	conn.SetReadLimit(-1)
+	return conn, nil
+}
