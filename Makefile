@@ -30,6 +30,7 @@ e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on
 	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock $(GO) test -count=1 ./e2e
 	CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock $(GO) test -count=1 ./e2e
 	CORNUS_DEPLOY_BACKEND=incus $(GO) test -count=1 ./e2e
+	CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig $(GO) test -count=1 ./e2e
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	$(GO) test ./spec -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/registry"
 )
 
@@ -201,11 +202,17 @@ func dockerCLIScenario(p *proxy) {
 		t.Errorf("after cp out: %q", b)
 	}
 	since := time.Now().Add(-time.Minute).Unix()
-	p.must("", docker, "pause", name)
-	if st := p.must("", docker, "inspect", "-f", "{{.State.Status}}", name); strings.TrimSpace(st) != "paused" {
-		t.Errorf("after pause: %q", st)
+	// A backend without pause (kubernetes) says so instead.
+	canPause := daemon(t).Capabilities().Has(backends.FeaturePause)
+	if canPause {
+		p.must("", docker, "pause", name)
+		if st := p.must("", docker, "inspect", "-f", "{{.State.Status}}", name); strings.TrimSpace(st) != "paused" {
+			t.Errorf("after pause: %q", st)
+		}
+		p.must("", docker, "unpause", name)
+	} else if out, code := p.run("", nil, docker, "pause", name); code == 0 || !strings.Contains(out, "pause is not supported") {
+		t.Errorf("docker pause on a backend without pause: exit %d: %s", code, out)
 	}
-	p.must("", docker, "unpause", name)
 	if top := p.must("", docker, "top", name); !strings.Contains(top, "httpd") {
 		t.Errorf("docker top:\n%s", top)
 	}
@@ -213,6 +220,9 @@ func dockerCLIScenario(p *proxy) {
 	events := p.must("", docker, "events", "--since", fmt.Sprint(since), "--until", fmt.Sprint(time.Now().Unix()+1),
 		"--filter", "container="+name, "--format", "{{.Action}}")
 	for _, want := range []string{"create", "start", "pause", "unpause", "die"} {
+		if !canPause && strings.Contains(want, "pause") {
+			continue
+		}
 		if !strings.Contains(events, want) {
 			t.Errorf("docker events lacks %q:\n%s", want, events)
 		}
@@ -268,8 +278,10 @@ func composeScenario(p *proxy) {
 	if imgs := dc("images"); !strings.Contains(imgs, "cornus-test/busybox") {
 		t.Errorf("compose images:\n%s", imgs)
 	}
-	dc("pause", "worker")
-	dc("unpause", "worker")
+	if daemon(t).Capabilities().Has(backends.FeaturePause) {
+		dc("pause", "worker")
+		dc("unpause", "worker")
+	}
 	dc("kill", "app")
 	if ps := dc("ps", "-a", "app"); !strings.Contains(ps, "Exited") {
 		t.Errorf("after compose kill:\n%s", ps)
@@ -335,7 +347,9 @@ func devcontainerComposeScenario(p *proxy) {
 		p.run(ws, nil, docker, "compose", "-p", "dccompose_devcontainer", "-f", filepath.Join(ws, ".devcontainer", "docker-compose.yml"), "down", "-v", "-t", "1")
 	})
 	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
-	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo ok $(id -un) $(pwd); nslookup db >/dev/null && echo db-resolves")
+	// busybox nslookup fails when any search domain lacks the name (a
+	// cluster's pods search several); an answer is what counts.
+	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo ok $(id -un) $(pwd); nslookup db 2>/dev/null | grep -q '^Name:' && echo db-resolves")
 	if !strings.Contains(out, "ok app /workspace") || !strings.Contains(out, "db-resolves") {
 		t.Errorf("devcontainer exec: %q", out)
 	}

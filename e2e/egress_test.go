@@ -24,16 +24,16 @@ import (
 // (and, here, goes nowhere).
 //
 // The client side is a network namespace of the test's own: it holds the
-// target (10.231.20.1, on its loopback) and reaches the server over a
-// veth (10.231.21.1 on the host side, where the server listens and the
-// companions dial back). The host blackholes 10.231.20.0/24, so nothing
+// target (10.231.N.1, on its loopback) and reaches the server over a
+// veth (10.232.N.1 on the host side, where the server listens and the
+// companions dial back). The host blackholes 10.231.N.0/24, so nothing
 // reaches the target but through the client.
 func TestEgressThroughClient(t *testing.T) {
 	b := daemon(t)
 	if why, gap := b.Capabilities().Gap("egress"); gap {
 		// A declared gap: warned, and the apps still deploy (no companion).
 		loadImage(t, image)
-		p := newProject(t, fmt.Sprintf(egressServices, image))
+		p := newProject(t, fmt.Sprintf(egressServices, image, "10.231.20.1"))
 		_, errOut, code := p.run("compose", "--progress", "plain", "up", "-d")
 		if code != 0 || !strings.Contains(errOut, "egress") {
 			t.Fatalf("egress on %s (a declared gap: %s): exit %d, want it deployed with a warning:\n%s", b.Name(), why, code, errOut)
@@ -50,31 +50,37 @@ func TestEgressThroughClient(t *testing.T) {
 	sfx := make([]byte, 3)
 	_, _ = rand.Read(sfx)
 	id := hex.EncodeToString(sfx)
+	// Addresses of this run's own (concurrent runs on other backends
+	// must not share the blackhole route): target 10.231.N.1, veth
+	// 10.232.N.0/30.
+	n := 20 + int(sfx[0])%200
+	target, hostIP, peerIP := fmt.Sprintf("10.231.%d.1", n), fmt.Sprintf("10.232.%d.1", n), fmt.Sprintf("10.232.%d.2", n)
+	blackhole := fmt.Sprintf("10.231.%d.0/24", n)
 	ns := "cornus-egc-" + id
 	sh(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	host, peer := "ceh"+id, "cep"+id
 	sh(t, "ip", "link", "add", host, "type", "veth", "peer", "name", peer, "netns", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", host).Run() })
-	sh(t, "ip", "addr", "add", "10.231.21.1/30", "dev", host)
+	sh(t, "ip", "addr", "add", hostIP+"/30", "dev", host)
 	sh(t, "ip", "link", "set", host, "up")
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
-		{"addr", "add", "10.231.21.2/30", "dev", peer},
+		{"addr", "add", peerIP + "/30", "dev", peer},
 		{"link", "set", peer, "up"},
-		{"addr", "add", "10.231.20.1/32", "dev", "lo"},
+		{"addr", "add", target + "/32", "dev", "lo"},
 	} {
 		sh(t, append([]string{"ip", "-n", ns}, args...)...)
 	}
-	sh(t, "ip", "route", "add", "blackhole", "10.231.20.0/24")
-	t.Cleanup(func() { _ = exec.Command("ip", "route", "del", "blackhole", "10.231.20.0/24").Run() })
+	sh(t, "ip", "route", "add", "blackhole", blackhole)
+	t.Cleanup(func() { _ = exec.Command("ip", "route", "del", "blackhole", blackhole).Run() })
 
 	// The target, in the client's namespace only.
 	www := t.TempDir()
 	if err := os.WriteFile(filepath.Join(www, "index.html"), []byte("client-side target\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	httpd := exec.Command("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", "10.231.20.1:8080", "-h", www)
+	httpd := exec.Command("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", target+":8080", "-h", www)
 	if err := httpd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +93,13 @@ func TestEgressThroughClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := testnet.FreePort(t)
-	url := fmt.Sprintf("http://10.231.21.1:%d", port)
-	srv := exec.Command(cornusBin, "serve", "--listen", fmt.Sprintf("10.231.21.1:%d", port), "--insecure-listen",
+	url := fmt.Sprintf("http://%s:%d", hostIP, port)
+	srv := exec.Command(cornusBin, "serve", "--listen", fmt.Sprintf("%s:%d", hostIP, port), "--insecure-listen",
 		"--tokens-file", filepath.Join(dir, "tokens"))
 	srv.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"), "CORNUS_ADVERTISE_URL="+url)
 	logs := startLogged(t, srv)
 
-	p := newProject(t, fmt.Sprintf(egressServices, image), "CORNUS_SERVER="+url, "CORNUS_TOKEN="+strings.TrimSpace(string(tok)))
+	p := newProject(t, fmt.Sprintf(egressServices, image, target), "CORNUS_SERVER="+url, "CORNUS_TOKEN="+strings.TrimSpace(string(tok)))
 	p.prefix = []string{"ip", "netns", "exec", ns}
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s\nserver:\n%s", errOut, logs.String())
@@ -103,10 +109,10 @@ func TestEgressThroughClient(t *testing.T) {
 		return out
 	}
 	direct := func(port int) string {
-		return fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 10.231.20.1 %d`, port)
+		return fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 5 %s %d`, target, port)
 	}
 	viaProxy := func(port int) string {
-		return fmt.Sprintf(`printf 'GET http://10.231.20.1:%d/ HTTP/1.0\r\n\r\n' | nc -w 5 127.0.0.1 3128`, port)
+		return fmt.Sprintf(`printf 'GET http://%s:%d/ HTTP/1.0\r\n\r\n' | nc -w 5 127.0.0.1 3128`, target, port)
 	}
 	if out := get("transparent", direct(8080)); !strings.Contains(out, "client-side target") {
 		t.Errorf("transparent mode, client route: %q\nserver:\n%s", out, logs.String())
@@ -120,7 +126,7 @@ func TestEgressThroughClient(t *testing.T) {
 	if out := get("proxy", viaProxy(9)); !strings.Contains(out, "403 Forbidden") || !strings.Contains(out, "denied (rules[0]") {
 		t.Errorf("proxy mode, denied destination: %q", out)
 	}
-	// 10.231.20.1:7 is routed cluster: dialed from the workload's side,
+	// target:7 is routed cluster: dialed from the workload's side,
 	// where it is blackholed; it must not come back through the client.
 	if out := get("transparent", direct(7)); out != "" {
 		t.Errorf("transparent mode, cluster route reached the client's side: %q", out)
@@ -135,9 +141,9 @@ const egressServices = `
 x-cornus-egress:
   mode: transparent
   rules:
-    - pattern: "10.231.20.1:9"
+    - pattern: "%[2]s:9"
       route: deny
-    - pattern: "10.231.20.1:8080"
+    - pattern: "%[2]s:8080"
       route: client
   default: cluster
 services:
@@ -150,9 +156,9 @@ services:
     x-cornus-egress:
       mode: proxy
       rules:
-        - pattern: "10.231.20.1:9"
+        - pattern: "%[2]s:9"
           route: deny
-        - pattern: "10.231.20.1:8080"
+        - pattern: "%[2]s:8080"
           route: client
       default: cluster
 `

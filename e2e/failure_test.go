@@ -18,6 +18,13 @@ import (
 // created) and is not left behind, and the error says what failed.
 func TestComposeStartFailureRemovesContainer(t *testing.T) {
 	b := daemon(t)
+	if b.Name() == "kubernetes" {
+		// A published port is a host port on the node that the cluster's
+		// network plugin maps (portmap DNAT); nothing binds it, so a host
+		// listener does not conflict (the scheduler checks pods' host
+		// ports against each other). README: the kubernetes gaps.
+		t.Skip("kubernetes: published host ports are mapped by the CNI, not bound, so a host listener cannot make a start fail")
+	}
 	loadImage(t, image)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

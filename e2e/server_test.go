@@ -112,8 +112,11 @@ func TestServerCompose(t *testing.T) {
 		t.Fatalf("login file: %v %v", st, err)
 	}
 	p.env = append(p.env, "XDG_CONFIG_HOME="+cfg, "CORNUS_TOKEN=")
-	if out := p.must("image", "load", "-i", imageTar(t, image)); !strings.Contains(out, "Loaded image: "+image) {
-		t.Errorf("image load --server: %q", out)
+	if out, errOut, code := p.run("image", "load", "-i", imageTar(t, image)); code != 0 && strings.Contains(errOut, "cannot load images") && hasImage(t, image) {
+		// A backend whose nodes pull images themselves (kubernetes) says
+		// so through the server too; scripts/k8s.sh imported the image.
+	} else if code != 0 || !strings.Contains(out, "Loaded image: "+image) {
+		t.Errorf("image load --server: exit %d: %q %q", code, out, errOut)
 	}
 	p.must("compose", "--progress", "plain", "up", "-d", "--wait")
 	if ps := p.must("compose", "ps"); !strings.Contains(ps, "(healthy)") || !strings.Contains(ps, p.name+"-app-1") {

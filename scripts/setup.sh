@@ -24,4 +24,5 @@ fi
 "$here/containerd.sh"
 "$here/incus.sh"
 "$here/podman.sh"
+"$here/k8s.sh"
 "$here/sshfs.sh" >/dev/null

@@ -28,6 +28,17 @@ var AllowedGaps = map[string]map[string]string{
 		"healthcheck.startInterval": "the Engine API has it from 1.44; dockerd 20.10 (Debian 12) speaks 1.41",
 		"volumes.subpath":           "the Engine API has it from 1.45; dockerd 20.10 (Debian 12) speaks 1.41",
 	},
+	"kubernetes": {
+		"healthcheck.startInterval": "a readiness probe has one period; a startupProbe would kill the container when the start period ends",
+		"restart.maxRetries":        "the kubelet restarts by policy with back-off and no limit; a Job's backoffLimit deletes the pod and its exit",
+		"secrets.uid":               "Secret volumes are owned by root; fsGroup sets one group for every volume of the pod",
+		"secrets.gid":               "Secret volumes are owned by root; fsGroup sets one group for every volume of the pod",
+		"configs.uid":               "ConfigMap and Secret volumes are owned by root; fsGroup sets one group for every volume of the pod",
+		"configs.gid":               "ConfigMap and Secret volumes are owned by root; fsGroup sets one group for every volume of the pod",
+		"tmpfs.mode":                "a memory-backed emptyDir is always mode 0777",
+		"networks.ipv4":             "the cluster's network plugin assigns pod addresses",
+		"networks.ipv6":             "the cluster's network plugin assigns pod addresses",
+	},
 }
 
 // checkFloor fails for every declared gap on a floor field that

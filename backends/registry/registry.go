@@ -14,6 +14,7 @@ import (
 	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/dockerhost"
 	"github.com/cornus-dev/cornus/backends/incus"
+	"github.com/cornus-dev/cornus/backends/kubernetes"
 	"github.com/cornus-dev/cornus/backends/podman"
 )
 
@@ -51,7 +52,9 @@ func Open(ctx context.Context, environ []string) (backends.Backend, error) {
 		return podman.New(ctx, podman.WithEnviron(environ))
 	case incus.Name:
 		return incus.New(ctx, incus.WithEnviron(environ))
-	case "bare", "kubernetes", "k8s":
+	case kubernetes.Name, "k8s":
+		return kubernetes.New(ctx, kubernetes.WithEnviron(environ))
+	case "bare":
 		return nil, fmt.Errorf("%s=%s: this backend is not available in this version of cornus yet (use dockerhost): %w", EnvBackend, name, errdefs.ErrNotImplemented)
 	}
 	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)

@@ -81,6 +81,7 @@ func newComposeCmd(s streams) *cobra.Command {
 	pf.StringVar(&f.server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER) instead of the local backend")
 	cmd.AddCommand(
 		newConfigCmd(f, s),
+		newConvertCmd(f, s),
 		newUpCmd(f, s),
 		newDownCmd(f, s),
 		newPSCmd(f, s),

@@ -96,6 +96,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newEgressCmd(s),
 		newCaretakerCmd(s),
 		newAgentCmd(s),
+		newK8sCmd(s),
 	)
 	return root
 }

@@ -38,13 +38,15 @@ func main() {
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, podman, mounts, or scale (the 500-container run of make scale, not part of all)")
+	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, podman, kubernetes, mounts, or scale (the 500-container run of make scale, not part of all)")
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
 	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
 	withIncus := flag.String("incus", "auto", "also time cornus on the incus backend (up -d --wait, down, a cached image load): auto (when incusd answers on -incus-socket), on or off")
 	incusSock := flag.String("incus-socket", defaultIncusSocket, "the incusd of the incus rows (scripts/incus.sh)")
+	withK8s := flag.String("kubernetes", "auto", "also time cornus on the kubernetes backend against kubectl apply + rollout status of the same objects: auto (when -kubeconfig answers), on or off")
+	kubeconfig := flag.String("kubeconfig", defaultKubeconfig, "the cluster of the kubernetes rows (scripts/k8s.sh)")
 	withMounts := flag.Bool("mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
 	withPodman := flag.String("podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
 	podmanSock := flag.String("podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
@@ -53,7 +55,7 @@ func main() {
 		mountRows(*runs)
 		return
 	}
-	if *compose == "" && *only != "podman" {
+	if *compose == "" && *only != "podman" && *only != "kubernetes" {
 		fail(fmt.Errorf("-compose is required"))
 	}
 	for _, bin := range []*string{cornus, compose} {
@@ -72,6 +74,15 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	podman := *withPodman == "on" || *withPodman == "auto" && podmanAnswers(*podmanSock)
+	k8s := *withK8s == "on" || *withK8s == "auto" && kubernetesAnswers(*kubeconfig)
+	if *only == "kubernetes" {
+		bk := bench{cornus: *cornus, dir: dir}
+		if err := bk.write("ten.yaml", services(*image, 10, 1)); err != nil {
+			fail(err)
+		}
+		bk.kubernetesRows(*kubeconfig, *runs)
+		return
+	}
 	if *only == "podman" {
 		if err := (bench{cornus: *cornus, dir: dir}).write("ten.yaml", services(*image, 10, 1)); err != nil {
 			fail(err)
@@ -135,6 +146,10 @@ func main() {
 	}
 	if podman {
 		b.podmanRows(*image, *podmanSock, *runs)
+		fmt.Println()
+	}
+	if k8s {
+		b.kubernetesRows(*kubeconfig, *runs)
 		fmt.Println()
 	}
 	if *withIncus == "on" || *withIncus == "auto" && incusAnswers(*incusSock) {

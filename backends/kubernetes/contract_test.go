@@ -1,0 +1,46 @@
+package kubernetes
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/backendtest"
+)
+
+// testKubeconfig is the kubeconfig scripts/k8s.sh writes for cornus's
+// service account, bound to exactly deploy/kubernetes/rbac.yaml's Role:
+// the tests prove that Role is enough.
+const testKubeconfig = "/run/cornus-k8s/cornus.kubeconfig"
+
+// testEnviron points the backend at the test cluster unless KUBECONFIG is
+// set.
+func testEnviron() []string {
+	env := os.Environ()
+	if os.Getenv(EnvKubeconfig) == "" {
+		env = append(env, EnvKubeconfig+"="+testKubeconfig)
+	}
+	return env
+}
+
+func newTestBackend(t *testing.T) *Backend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := New(ctx, WithEnviron(testEnviron()))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("a Kubernetes cluster is required under CI (scripts/k8s.sh starts one): %v", err)
+		}
+		t.Skipf("no Kubernetes cluster; start one with scripts/k8s.sh: %v", err)
+	}
+	return b
+}
+
+// TestContract runs the backend contract suite against a real cluster
+// (issue 10), as cornus's namespaced service account.
+func TestContract(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backends.Backend { return newTestBackend(t) })
+}

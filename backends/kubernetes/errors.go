@@ -1,0 +1,49 @@
+package kubernetes
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/containerd/errdefs"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// translate maps an API error onto its errdefs class (the message is
+// kept): NotFound, AlreadyExists and Conflict → Conflict (for
+// AlreadyExists) or FailedPrecondition (a stale update), Forbidden →
+// PermissionDenied, Invalid → InvalidArgument, timeouts and unavailable
+// servers → Unavailable.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var class error
+	switch {
+	case apierrors.IsNotFound(err):
+		class = errdefs.ErrNotFound
+	case apierrors.IsAlreadyExists(err):
+		class = errdefs.ErrConflict
+	case apierrors.IsConflict(err):
+		class = errdefs.ErrFailedPrecondition
+	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
+		class = errdefs.ErrPermissionDenied
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		class = errdefs.ErrInvalidArgument
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err):
+		class = errdefs.ErrUnavailable
+	default:
+		return err
+	}
+	if errors.Is(err, class) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, class)
+}
+
+// wrap names what failed: "create pod x: <api error>: <class>".
+func wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, translate(err))...)
+}

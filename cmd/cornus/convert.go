@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/backends/kubernetes"
+	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+type convertOptions struct {
+	format       string
+	namespace    string
+	publish      string
+	storageClass string
+}
+
+// newConvertCmd is `compose convert --format k8s`: the project as
+// Kubernetes manifests to apply with kubectl.
+func newConvertCmd(f *composeFlags, s streams) *cobra.Command {
+	o := &convertOptions{}
+	cmd := &cobra.Command{
+		Use:   "convert --format k8s [OPTIONS]",
+		Short: "Print the project as Kubernetes manifests (kubectl apply -f -)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.format != "k8s" && o.format != "kubernetes" {
+				return fmt.Errorf("--format %q: convert renders k8s (Kubernetes manifests); `cornus compose config` prints the spec", o.format)
+			}
+			r, err := f.load(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			out, warns, err := kubernetes.Render(r.Project, kubernetes.RenderOptions{
+				Namespace: o.namespace, Publish: o.publish, StorageClass: o.storageClass,
+				Content: fileContent(s.Environ),
+			})
+			if err != nil {
+				return err
+			}
+			printWarnings(s.Err, warns)
+			_, err = s.Out.Write(out)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.format, "format", "k8s", "Output format: k8s")
+	fl.StringVarP(&o.namespace, "namespace", "n", "", "Namespace to put in every object (default: none, kubectl -n decides)")
+	fl.StringVar(&o.publish, "publish", envValue(s.Environ, kubernetes.EnvPublish), "Published ports: hostport, nodeport or loadbalancer (default $"+kubernetes.EnvPublish+", else hostport)")
+	fl.StringVar(&o.storageClass, "storage-class", envValue(s.Environ, kubernetes.EnvStorageClass), "StorageClass of the volume claims (default: the cluster's default)")
+	return cmd
+}
+
+// fileContent resolves a secret's or config's content as deploying would:
+// a file (bounded), an environment variable, or inline content.
+func fileContent(environ []string) func(string, spec.FileMount) ([]byte, error) {
+	return func(kind string, fm spec.FileMount) ([]byte, error) {
+		switch {
+		case fm.File != "":
+			return boundedfile.Read(fm.File, boundedfile.SecretFile)
+		case fm.Environment != "":
+			if fm.Value != nil {
+				return []byte(*fm.Value), nil
+			}
+			for _, kv := range environ {
+				if v, ok := cutPrefix(kv, fm.Environment+"="); ok {
+					return []byte(v), nil
+				}
+			}
+			return nil, fmt.Errorf("environment variable %s is not set", fm.Environment)
+		}
+		return []byte(fm.Content), nil
+	}
+}
+
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):], true
+	}
+	return "", false
+}
