@@ -22,6 +22,11 @@ type Capabilities struct {
 	NativeHealthcheck bool
 	// NativeRestart: the runtime restarts containers by policy.
 	NativeRestart bool
+	// Sidecars: the backend runs a replica's companion (the caretaker)
+	// next to it in one unit, from ContainerSpec.Sidecar (a native
+	// sidecar in its pod), instead of as a container of its own whose
+	// network namespace the replica joins.
+	Sidecars bool
 }
 
 // Has reports whether the backend declares feature f.

@@ -84,6 +84,42 @@ type ContainerSpec struct {
 	ShmSize           int64
 	Resources         Resources
 	Logging           *spec.Logging
+
+	// Sidecar is the replica's companion, for backends whose Capabilities
+	// say Sidecars (nil: none).
+	Sidecar *Sidecar
+}
+
+// Sidecar is a companion run in one unit with its container (a native
+// sidecar in the container's pod): it starts first, shares the
+// container's network namespace, and the container starts only once Ready
+// exits 0 in it.
+type Sidecar struct {
+	// Name tells it apart from the container inside the unit.
+	Name string
+	// Spec is the companion, resolved. Its network settings are the
+	// unit's: the backend ignores them.
+	Spec ContainerSpec
+	// Ready runs in the sidecar until it exits 0 (a startup probe).
+	Ready []string
+	// Shared are the directories the sidecar shares with its container.
+	Shared []SharedDir
+}
+
+// SharedDir is an empty directory, living as long as the unit, that a
+// sidecar and its container both mount.
+type SharedDir struct {
+	// Name is unique among the unit's shared directories.
+	Name string
+	// SidecarTarget is where the sidecar mounts it.
+	SidecarTarget string
+	// Target is where the container mounts it ("": it does not).
+	Target   string
+	ReadOnly bool // in the container
+	// Propagate: the sidecar mounts file systems in it, which the
+	// container sees (bidirectional propagation in the sidecar, which
+	// needs it privileged; host-to-container in the container).
+	Propagate bool
 }
 
 // NetworkMode is how a container gets its network namespace.

@@ -94,10 +94,8 @@ func BuildAgentImage(w io.Writer, exe, ref string) error {
 // when set, else the image of the running binary, built and loaded into
 // b unless it is there already.
 func EnsureAgentImage(ctx context.Context, b backends.Backend, environ []string) (string, error) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := cutEnv(environ[i], EnvAgentImage); ok && v != "" {
-			return v, nil
-		}
+	if v := envValue(environ, EnvAgentImage); v != "" {
+		return v, nil
 	}
 	images, err := backends.Want[backends.Images](b, backends.FeatureImages, "the caretaker's agent image")
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/spec"
@@ -107,6 +109,9 @@ func (c *Companions) why(a spec.App) string {
 // mount rslave (so it sees the live mount, and a remount) and the agent
 // socket directory.
 func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, replica int, att engine.Attachment, mounts []AppMount, cfg *Config) (engine.Attachment, error) {
+	if c.Backend.Capabilities().Sidecars {
+		return c.shareSidecar(a, att, mounts, cfg)
+	}
 	key := "cornus-caretaker-" + a.Name + "-" + strconv.Itoa(replica)
 	v, err := c.Backend.EnsureVolume(ctx, backends.VolumeSpec{Project: p.Name, Key: key,
 		Labels: map[string]string{LabelSharedVolume: a.Name}})
@@ -142,6 +147,52 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 		att.Companion.SecurityOpt = []string{"apparmor=unconfined"}
 	}
 	return att, nil
+}
+
+// shareSidecar is share where the backend runs the companion as its app's
+// sidecar (a pod's native sidecar): the two share empty directories
+// instead of a volume. One per client-local mount, where the companion
+// mounts the export (its mount propagates, bidirectionally, to the app's
+// host-to-container mount of the same directory), and one for the agent
+// sockets. Bidirectional propagation needs the companion privileged
+// (which also gives it /dev/fuse and the right to mount). A directory,
+// not a file, is what a pod shares: a single-file source is refused.
+func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []AppMount, cfg *Config) (engine.Attachment, error) {
+	att.Shared = []backends.SharedDir{{Name: "cornus-agent", SidecarTarget: sharedPath(agentSubdir), Target: AgentDir, ReadOnly: true}}
+	if len(mounts) > 0 && envValue(c.Environ, EnvSidecarMounts) != "1" {
+		return att, fmt.Errorf("services.%s: client-local mounts through the %s backend's caretaker sidecar are not supported yet (the sidecar's FUSE mount stalls intermittently on its first request; %s=1 enables them for testing); use dockerhost or containerd in remote mode: %w",
+			a.Name, c.Backend.Name(), EnvSidecarMounts, errdefs.ErrNotImplemented)
+	}
+	seen := map[int]bool{}
+	for _, m := range mounts {
+		if m.File != "" {
+			return att, fmt.Errorf("services.%s: client-local mount of the single file %q at %s: on the %s backend the caretaker sidecar shares directories only (an emptyDir per mount); mount the directory that holds it instead: %w",
+				a.Name, m.File, m.Target, c.Backend.Name(), errdefs.ErrNotImplemented)
+		}
+		att.Shared = append(att.Shared, backends.SharedDir{Name: "cornus-mount-" + strconv.Itoa(m.Index),
+			SidecarTarget: sharedPath(mountsSubdir, strconv.Itoa(m.Index)), Target: m.Target, ReadOnly: m.ReadOnly, Propagate: true})
+		if !seen[m.Index] {
+			seen[m.Index] = true
+			cfg.Mounts = append(cfg.Mounts, Mount{Index: m.Index, ReadOnly: m.ReadOnly})
+		}
+	}
+	if len(cfg.Mounts) > 0 {
+		att.Companion.Privileged = true
+	}
+	return att, nil
+}
+
+// EnvSidecarMounts enables client-local mounts through a caretaker
+// sidecar (kubernetes), experimental: they stall intermittently.
+const EnvSidecarMounts = "CORNUS_SIDECAR_MOUNTS"
+
+func envValue(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := cutEnv(environ[i], key); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Ready reports whether the caretaker in this container is ready.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/internal/testnet"
 )
 
@@ -28,13 +29,16 @@ type remoteServed struct {
 }
 
 // remoteEnvVar is the selected backend's remote-mode variable ("" when
-// it has none: remote mode is dockerhost's and containerd's).
+// it has none: remote mode is dockerhost's, containerd's and
+// kubernetes's).
 func remoteEnvVar() string {
 	switch registry.Selected(os.Environ()) {
 	case "dockerhost":
 		return "CORNUS_DOCKER_REMOTE"
 	case "containerd":
 		return "CORNUS_CONTAINERD_REMOTE"
+	case "kubernetes":
+		return "CORNUS_K8S_REMOTE"
 	}
 	return ""
 }
@@ -44,7 +48,7 @@ func startRemoteServer(t *testing.T) *remoteServed {
 	daemon(t)
 	v := remoteEnvVar()
 	if v == "" {
-		t.Skipf("remote mode is the dockerhost and containerd backends'; %s has none", registry.Selected(os.Environ()))
+		t.Skipf("remote mode is the dockerhost, containerd and kubernetes backends'; %s has none", registry.Selected(os.Environ()))
 	}
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -53,6 +57,9 @@ func startRemoteServer(t *testing.T) *remoteServed {
 		t.Skip("remote mode's drills need root (a veth pair, FUSE in the companion)")
 	}
 	loadImage(t, image)
+	if daemon(t).Capabilities().Sidecars {
+		agentImageOnNode(t)
+	}
 	sfx := make([]byte, 3)
 	_, _ = rand.Read(sfx)
 	id := hex.EncodeToString(sfx)
@@ -107,6 +114,9 @@ func mountedFor(t *testing.T, project string) []string {
 // app. A container's write lands on the client, the client's edit reaches
 // the container, :ro refuses writes, down leaves nothing mounted.
 func TestRemoteModeLocalMounts(t *testing.T) {
+	if daemon(t).Capabilities().Sidecars {
+		t.Skip("the caretaker is its replica's sidecar here (mounts in pod emptyDirs, not on this host): TestSidecarLocalMounts")
+	}
 	srv := startRemoteServer(t)
 	b := daemon(t)
 	p := newProject(t, `
@@ -174,6 +184,9 @@ services:
 // server removes the containers (companion included, which unmounts) and
 // nothing stays mounted on the runtime's host.
 func TestRemoteModeKilledClient(t *testing.T) {
+	if daemon(t).Capabilities().Sidecars {
+		t.Skip("the caretaker is its replica's sidecar here (mounts in pod emptyDirs, not on this host): TestSidecarLocalMounts")
+	}
 	srv := startRemoteServer(t)
 	b := daemon(t)
 	p := newProject(t, "services:\n  app:\n    image: "+image+"\n", srv.env()...)
@@ -229,6 +242,9 @@ func TestRemoteModeKilledClient(t *testing.T) {
 // is `ssh-add -l` for busybox), and the socket goes with the exec. A
 // deployment on this machine refuses --forward-agent up front.
 func TestRemoteModeForwardAndAgent(t *testing.T) {
+	if b := daemon(t); b.Capabilities().Sidecars && os.Getenv(caretaker.EnvSidecarMounts) != "1" {
+		t.Skipf("the drill delivers its files as client-local mounts, which the %s backend's sidecar does not take yet (%s)", b.Name(), caretaker.EnvSidecarMounts)
+	}
 	srv := startRemoteServer(t)
 	for _, bin := range []string{"ssh-agent", "ssh-add", "ssh-keygen", "curl"} {
 		if _, err := exec.LookPath(bin); err != nil {

@@ -47,6 +47,9 @@ func TestEgressThroughClient(t *testing.T) {
 		t.Skip("the egress drill needs root (network namespaces)")
 	}
 	loadImage(t, image)
+	if b.Capabilities().Sidecars {
+		agentImageOnNode(t)
+	}
 	sfx := make([]byte, 3)
 	_, _ = rand.Read(sfx)
 	id := hex.EncodeToString(sfx)
@@ -131,7 +134,14 @@ func TestEgressThroughClient(t *testing.T) {
 	if out := get("transparent", direct(7)); out != "" {
 		t.Errorf("transparent mode, cluster route reached the client's side: %q", out)
 	}
-	if out, _, _ := p.run("compose", "logs", "transparent-caretaker"); !strings.Contains(out, `"route":"deny"`) {
+	caretakerLogs := func() string {
+		if b.Capabilities().Sidecars {
+			return sidecarLogs(t, p.name, "transparent")
+		}
+		out, _, _ := p.run("compose", "logs", "transparent-caretaker")
+		return out
+	}
+	if out := caretakerLogs(); !strings.Contains(out, `"route":"deny"`) {
 		t.Errorf("the caretaker does not log the refusal:\n%s", out)
 	}
 	p.must("compose", "--progress", "quiet", "down", "-t", "1")

@@ -49,6 +49,10 @@ type Attachment struct {
 	// Volumes were made for the companion and its app: removed after the
 	// companion (and when creating the replica fails).
 	Volumes []string
+	// Shared are the directories the companion shares with its app where
+	// the backend runs it as the app's sidecar (Capabilities.Sidecars):
+	// there it has no volumes of its own.
+	Shared []backends.SharedDir
 }
 
 // Companions decides which replicas get a companion (the caretaker).
@@ -63,19 +67,32 @@ func WithCompanions(c Companions) Option { return func(cf *config) { cf.companio
 const companionReady = 30 * time.Second
 
 // attach creates and starts replica's companion, if it gets one, and
-// returns the app joined to it.
-func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica int, hash string) (spec.App, func(), error) {
+// returns the app joined to it. Where the backend runs companions as
+// sidecars (Capabilities.Sidecars), nothing is created here: the
+// companion is returned, resolved, for the app's Create.
+func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica int, hash string) (spec.App, *backends.Sidecar, func(), error) {
 	noop := func() {}
 	if e.companions == nil {
-		return a, noop, nil
+		return a, nil, noop, nil
 	}
 	att, ok, err := e.companions.Attach(ctx, p, a, replica)
 	if err != nil || !ok {
-		return a, noop, err
+		return a, nil, noop, err
 	}
 	if a.NetworkMode != "" && a.NetworkMode != "bridge" {
-		return a, noop, fmt.Errorf("services.%s: network_mode %q: its caretaker companion (egress proxy or transparent mode, or the server's remote mode) needs the service's own network namespace, which it owns", a.Name, a.NetworkMode)
+		return a, nil, noop, fmt.Errorf("services.%s: network_mode %q: its caretaker companion (egress proxy or transparent mode, or the server's remote mode) needs the service's own network namespace, which it owns", a.Name, a.NetworkMode)
 	}
+	if e.b.Capabilities().Sidecars {
+		return e.sidecar(ctx, p, a, replica, hash, att)
+	}
+	app, undo, err := e.companion(ctx, p, a, replica, hash, att)
+	return app, nil, undo, err
+}
+
+// companion creates and starts the companion att describes as a container
+// of its own, owning the network namespace the app joins.
+func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (spec.App, func(), error) {
+	noop := func() {}
 	appName := containerName(p.Name, a, replica)
 	comp, app := splitNetns(att.Companion, a)
 	name := appName + "-caretaker"
@@ -126,6 +143,34 @@ func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica
 		app.Labels = map[string]string{}
 	}
 	app.Labels[LabelHasCompanion] = name
+	return joinApp(app, att), undo, nil
+}
+
+// sidecar resolves the companion att describes for a backend that runs it
+// in one unit with the app: it shares the app's network namespace as it
+// is (nothing moves), and the backend gates the app's start on Ready.
+func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (spec.App, *backends.Sidecar, func(), error) {
+	appName := containerName(p.Name, a, replica)
+	name := appName + "-caretaker"
+	dropVolumes := func() {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_ = e.removeVolumeList(rmCtx, att.Volumes)
+	}
+	labels := containerLabels(p.Name, att.Companion, replica, hash)
+	labels[LabelCompanionOf] = appName
+	cs, err := backends.Resolve(backends.ResolveInput{Project: p.Name, App: att.Companion, Replica: replica, Name: name, Labels: labels})
+	if err != nil {
+		dropVolumes()
+		return a, nil, func() {}, fmt.Errorf("create %s: %w", name, err)
+	}
+	sc := &backends.Sidecar{Name: "caretaker", Spec: cs, Ready: slices.Clone(att.Ready), Shared: slices.Clone(att.Shared)}
+	return joinApp(a, att), sc, dropVolumes, nil
+}
+
+// joinApp adds what a companion shares with its app: its mounts, and the
+// environment the app does not set itself.
+func joinApp(app spec.App, att Attachment) spec.App {
 	if len(att.AppMounts) > 0 {
 		app.Mounts = append(slices.Clone(app.Mounts), att.AppMounts...)
 	}
@@ -140,7 +185,7 @@ func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica
 			}
 		}
 	}
-	return app, undo, nil
+	return app
 }
 
 // splitNetns moves what belongs to the owner of a network namespace from

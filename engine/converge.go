@@ -141,7 +141,7 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 	name := containerName(p.Name, a, replica)
 	// A companion (the caretaker) owns the replica's network namespace
 	// and is ready before the app is created; it goes when the app fails.
-	a, undo, err := e.attach(ctx, p, a, replica, hash)
+	a, sidecar, undo, err := e.attach(ctx, p, a, replica, hash)
 	if err != nil {
 		return backends.Container{}, err
 	}
@@ -163,6 +163,7 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 		e.failed(ctx, name, err)
 		return backends.Container{}, fmt.Errorf("create %s: %w", name, err)
 	}
+	cs.Sidecar = sidecar
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {
 		e.failed(ctx, name, err)

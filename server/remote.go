@@ -19,7 +19,9 @@ import (
 
 // Remote mode: the backend's runtime shares neither this host's mounts
 // nor its networks (CORNUS_DOCKER_REMOTE=1 for dockerhost,
-// CORNUS_CONTAINERD_REMOTE=1 for containerd). Every replica then gets a
+// CORNUS_CONTAINERD_REMOTE=1 for containerd, CORNUS_K8S_REMOTE=1 for
+// kubernetes, where the companion is a native sidecar in the replica's
+// pod). Every replica then gets a
 // caretaker companion that dials back on the relay (server/relay.go) and
 // does, next to the app, what the server does on its host otherwise: it
 // mounts the client-local mounts (the server forwards its OpMount
@@ -30,8 +32,12 @@ import (
 // EnvDockerRemote is the dockerhost backend's remote mode.
 const EnvDockerRemote = "CORNUS_DOCKER_REMOTE"
 
+// EnvK8sRemote is the kubernetes backend's remote mode: each replica's
+// caretaker runs as a native sidecar in its pod.
+const EnvK8sRemote = "CORNUS_K8S_REMOTE"
+
 // remoteEnv is the variable that turns on remote mode, by backend.
-var remoteEnv = map[string]string{"dockerhost": EnvDockerRemote, "containerd": EnvContainerdRemote}
+var remoteEnv = map[string]string{"dockerhost": EnvDockerRemote, "containerd": EnvContainerdRemote, "kubernetes": EnvK8sRemote}
 
 // remoteMode reports whether the backend runs in remote mode.
 func remoteMode(backend string, environ []string) bool {

@@ -145,7 +145,6 @@ func capabilities(cfg config) backends.Capabilities {
 			"tmpfs.mode":                  "a memory-backed emptyDir is always mode 0777",
 			"networks.ipv4":               "the cluster's IPAM assigns pod addresses",
 			"networks.ipv6":               "the cluster's IPAM assigns pod addresses",
-			"egress":                      "egress policy needs the caretaker companion, a later release",
 			"logging":                     "the kubelet keeps container logs; no log drivers",
 		},
 		Features: []backends.Feature{
@@ -155,6 +154,7 @@ func capabilities(cfg config) backends.Capabilities {
 		},
 		NativeHealthcheck: true, // readiness probes
 		NativeRestart:     true, // the kubelet
+		Sidecars:          true, // a native sidecar in the replica's pod (sidecar.go)
 	}
 	if !cfg.userNS {
 		c.Gaps["securityOpt.systempaths"] = "Kubernetes unmasks /proc only for pods in a user namespace, which the nodes' runtime must support (set " + EnvUserNamespaces + "=1 where it does)"

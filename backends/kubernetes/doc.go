@@ -57,9 +57,16 @@
 // pids limits and reservations, networkMode (none and container modes),
 // utsMode, cgroupnsMode, devices, deviceCgroupRules,
 // healthcheck.startInterval, restart.maxRetries, the owner of secrets and
-// configs, tmpfs.mode, static addresses, egress, logging. Logs keep
+// configs, tmpfs.mode, static addresses, logging. Logs keep
 // stdout and stderr apart only where the cluster splits log streams
 // (PodLogsQuerySplitStreams).
+//
+// Companions (Capabilities().Sidecars): a replica's caretaker comes with
+// its ContainerSpec (Sidecar) and runs as a native sidecar of its pod
+// (sidecar.go): an init container with restartPolicy Always whose startup
+// probe gates the app container, sharing emptyDirs with it (Bidirectional
+// in the sidecar, which must then be privileged; HostToContainer in the
+// app). Its environment lives in the container's Secret.
 //
 // Errors: API errors are translated to errdefs classes where the API is
 // called (errors.go): NotFound, AlreadyExists → Conflict, Conflict →

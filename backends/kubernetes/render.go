@@ -147,6 +147,11 @@ func render(in renderInput) (rendered, error) {
 		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: killCommand(n, cs.Init)}}}
 	}
 	pod.Containers = []corev1.Container{c}
+	if in.cs.Sidecar != nil {
+		if err := renderSidecar(in, &pod, &pod.Containers[0], out.files); err != nil {
+			return out, err
+		}
+	}
 	out.pod = pod
 	out.rec = newRecord(in, ports)
 	return out, nil

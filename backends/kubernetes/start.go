@@ -170,6 +170,9 @@ func (b *Backend) startFailed(pod string) string {
 // it cannot.
 func started(p *corev1.Pod, rec record) (bool, error) {
 	st := stateOf(p)
+	if why := sidecarFailure(p); why != "" && st.state == backends.StateCreated {
+		return false, fmt.Errorf("start %s: %s: %w", rec.Name, why, errdefs.ErrFailedPrecondition)
+	}
 	switch {
 	case st.state == backends.StateRunning || st.state == backends.StateRestarting:
 		return p.Status.PodIP != "" || p.Spec.HostNetwork, nil
