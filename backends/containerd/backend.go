@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/cni"
+	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 )
 
@@ -23,6 +25,8 @@ type Backend struct {
 	cfg     config
 	cli     *client.Client
 	net     *cni.Manager
+	vols    *localstore.Volumes
+	nets    *localstore.Networks
 	records *monitor.Store
 }
 
@@ -57,7 +61,9 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("containerd at %s unreachable: %v (start it, e.g. scripts/containerd.sh, or set %s): %w", cfg.address, err, EnvAddress, errdefs.ErrUnavailable)
 	}
-	b := &Backend{cfg: cfg, cli: cli, net: net, records: monitor.NewStore(cfg.recordsDir())}
+	b := &Backend{cfg: cfg, cli: cli, net: net, records: monitor.NewStore(cfg.recordsDir()),
+		nets: localstore.NewNetworks(net, filepath.Join(cfg.dataDir, "networks"), Name)}
+	b.vols = localstore.NewVolumes(cfg.volumesDir(), Name, b.volumeUser)
 	if _, err := cli.Version(b.ns(ctx)); err != nil {
 		_ = cli.Close()
 		return nil, fmt.Errorf("containerd at %s unreachable: %v (start it, e.g. scripts/containerd.sh, or set %s): %w", cfg.address, err, EnvAddress, errdefs.ErrUnavailable)

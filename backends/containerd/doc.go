@@ -5,7 +5,11 @@
 // portmap for published ports, hosts files and a DNS resolver on each
 // gateway), supervision by backends/internal/monitor (a detached `cornus
 // monitor` per container: logs, restart policy, healthchecks, exit codes,
-// record.json), volumes as directories.
+// record.json), volumes as directories and labelled networks
+// (backends/internal/localstore), the OCI spec from
+// backends/internal/ocispec and Create's host side (mounts, files,
+// network namespace) from backends/internal/prepare — shared with the
+// bare backend.
 //
 // Entry points: New (WithEnviron) and the *Backend methods. Configuration:
 // CORNUS_CONTAINERD_ADDRESS (else CONTAINERD_ADDRESS, else

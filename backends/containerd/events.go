@@ -6,6 +6,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/journal"
+	"github.com/cornus-dev/cornus/backends/internal/localstore"
 )
 
 // The event journal (<data>/events/events.jsonl) is written by whoever
@@ -36,7 +37,7 @@ func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan b
 		}
 		err := b.journal().Follow(ctx, since, o.Until, o.Subscribed, func(e journal.Event) bool {
 			network := e.Action == "connect" || e.Action == "disconnect"
-			if network && !o.Networks || !network && !matchLabels(e.Labels, o.Labels) {
+			if network && !o.Networks || !network && !localstore.MatchLabels(e.Labels, o.Labels) {
 				return true
 			}
 			select {

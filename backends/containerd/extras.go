@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/typeurl/v2"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/cornus-dev/cornus/backends/internal/rootfs"
 )
 
@@ -149,7 +150,7 @@ func procField(status []byte, key string) string {
 // Rename changes the container's name.
 func (b *Backend) Rename(ctx context.Context, id, name string) error {
 	ctx = b.ns(ctx)
-	if err := validName(name); err != nil {
+	if err := localstore.ValidName(name); err != nil {
 		return err
 	}
 	st, err := b.find(ctx, id)

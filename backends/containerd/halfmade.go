@@ -14,6 +14,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/cni"
+	"github.com/cornus-dev/cornus/backends/internal/localstore"
 )
 
 // A Create that dies half-way (cornus killed mid-up) leaves a container
@@ -144,7 +145,7 @@ func (b *Backend) removeIfAbandoned(ctx context.Context, id string) error {
 			return err
 		}
 	}
-	if vols, err := b.ListVolumes(ctx, backends.ListOptions{Labels: map[string]string{labelAnonymousFor: id}}); err == nil {
+	if vols, err := b.ListVolumes(ctx, backends.ListOptions{Labels: map[string]string{localstore.LabelAnonymousFor: id}}); err == nil {
 		for _, v := range vols {
 			_ = b.RemoveVolume(ctx, v.Name, true)
 		}

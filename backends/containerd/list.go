@@ -12,6 +12,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -42,7 +43,7 @@ func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.
 	}
 	var out []backends.Container
 	for _, st := range all {
-		if !matchLabels(st.Spec.Labels, o.Labels) {
+		if !localstore.MatchLabels(st.Spec.Labels, o.Labels) {
 			continue
 		}
 		c := b.view(st, b.recordOf(st.ID))

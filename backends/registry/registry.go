@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/bare"
 	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/dockerhost"
 	"github.com/cornus-dev/cornus/backends/incus"
@@ -54,8 +55,8 @@ func Open(ctx context.Context, environ []string) (backends.Backend, error) {
 		return incus.New(ctx, incus.WithEnviron(environ))
 	case kubernetes.Name, "k8s":
 		return kubernetes.New(ctx, kubernetes.WithEnviron(environ))
-	case "bare":
-		return nil, fmt.Errorf("%s=%s: this backend is not available in this version of cornus yet (use dockerhost): %w", EnvBackend, name, errdefs.ErrNotImplemented)
+	case bare.Name:
+		return bare.New(ctx, bare.WithEnviron(environ))
 	}
 	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cornus-dev/cornus/backends/bare"
 	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/incus"
 )
@@ -25,6 +26,8 @@ func newMonitorCmd(s streams) *cobra.Command {
 			switch args[0] {
 			case containerd.Name:
 				return containerd.RunMonitor(ctx, s.Environ, args[1])
+			case bare.Name:
+				return bare.RunMonitor(ctx, s.Environ, args[1])
 			case incus.Name: // a container's init, inside it
 				return incus.RunInit(ctx, args[1])
 			case incus.HelperName: // exec and copy, inside a container

@@ -1,6 +1,7 @@
-package containerd
+package ocispec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -16,7 +17,7 @@ import (
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	imagespec "github.com/opencontainers/image-spec/specs-go/v1"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -29,56 +30,63 @@ const (
 	initPath     = "/sbin/docker-init"
 )
 
-// specInput is what the OCI spec is built from besides the spec itself:
-// the image config and the host paths Create prepared.
-type specInput struct {
-	cs        backends.ContainerSpec
-	image     ocispec.ImageConfig
-	netns     string // namespace path, "" for none of our own (host)
-	pidNS     string // /proc/<pid>/ns/pid of a container shared with, or ""
-	ipcNS     string
-	hostsPath string
-	resolv    string
-	hostname  string
-	mounts    []specs.Mount // binds, volumes, tmpfs, files
-	initBin   string        // host path of a static init, when cs.Init
+// Input is what the spec is built from besides the container spec: the
+// image config and the host paths the backend's Create prepared. It is
+// plain data; Opts does no I/O beyond reading the host's limits.
+type Input struct {
+	Spec       backends.ContainerSpec
+	Image      imagespec.ImageConfig
+	Backend    string // the backend's name, for messages ("containerd", "bare")
+	RootFS     string // the root's absolute path, or "" for the runtime's default (containerd's snapshot)
+	Netns      string // namespace path, "" for none of our own (host)
+	PIDNS      string // /proc/<pid>/ns/pid of a container shared with, or ""
+	IPCNS      string // likewise for ipc
+	HostsPath  string // bind-mounted at /etc/hosts, or ""
+	ResolvConf string // bind-mounted at /etc/resolv.conf, or ""
+	Hostname   string
+	Mounts     []specs.Mount // binds, volumes, tmpfs, files
+	InitBin    string        // host path of a static init, when Spec.Init (FindInit)
 }
 
-// specOpts maps a resolved ContainerSpec onto OCI. Values were validated
-// and resolved upstream; what OCI cannot say is an InvalidArgument.
-func specOpts(in specInput) ([]oci.SpecOpts, error) {
-	cs := in.cs
+// Opts maps a resolved ContainerSpec onto OCI spec options, to apply
+// with containerd's client (client.WithNewSpec) or without one
+// (oci.GenerateSpec). Values were validated and resolved upstream; what
+// OCI cannot say is an InvalidArgument.
+func Opts(in Input) ([]oci.SpecOpts, error) {
+	cs := in.Spec
 	// Docker's defaults over containerd's: privileges may be gained
 	// (setuid binaries work) unless asked otherwise, and cgroupfs is visible
 	// read-only so a workload can read its own limits.
-	opts := []oci.SpecOpts{
-		oci.WithDefaultSpec(), oci.WithDefaultUnixDevices, oci.WithoutRunMount, oci.WithNewPrivileges,
-		withCgroupMount, withImageConfig(in.image),
+	opts := []oci.SpecOpts{oci.WithDefaultSpec()}
+	if in.RootFS != "" {
+		opts = append(opts, oci.WithRootFSPath(in.RootFS))
 	}
+	opts = append(opts, oci.WithDefaultUnixDevices, oci.WithoutRunMount, oci.WithNewPrivileges,
+		withCgroupMount, withImageConfig(in.Image))
 	if cs.UTS.Kind != "host" {
-		opts = append(opts, oci.WithHostname(in.hostname))
+		opts = append(opts, oci.WithHostname(in.Hostname))
 		if cs.Domainname != "" {
 			// runc before 1.2 ignores the spec's domainname; the UTS
 			// namespace's sysctl is what every runc honors.
 			opts = append(opts, oci.WithDomainname(cs.Domainname), withSysctls(map[string]string{"kernel.domainname": cs.Domainname}))
 		}
 	}
-	args := processArgs(cs, in.image)
+	args := processArgs(cs, in.Image)
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no command: the image has none and the spec gives none: %w", errdefs.ErrInvalidArgument)
 	}
 	if cs.Init {
-		if in.initBin == "" {
+		if in.InitBin == "" {
 			return nil, fmt.Errorf("init: needs a static init on the host (docker-init, tini-static or catatonit): apt-get install tini: %w", errdefs.ErrFailedPrecondition)
 		}
 		args = append([]string{initPath, "--"}, args...)
-		in.mounts = append(in.mounts, specs.Mount{Destination: initPath, Type: "bind", Source: in.initBin, Options: []string{"rbind", "ro"}})
+		in.Mounts = append(slices.Clone(in.Mounts), specs.Mount{Destination: initPath, Type: "bind", Source: in.InitBin, Options: []string{"rbind", "ro"}})
 	}
 	opts = append(opts, oci.WithProcessArgs(args...), oci.WithEnv(cs.Env))
 	if cs.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(cs.WorkingDir))
 	}
-	if u := firstNonEmpty(cs.User, in.image.User); u != "" {
+	if u := cmp.Or(cs.User, in.Image.User); u != "" {
 		opts = append(opts, oci.WithUser(u))
 	}
 	if len(cs.GroupAdd) > 0 {
@@ -91,7 +99,7 @@ func specOpts(in specInput) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithRootFSReadonly())
 	}
 	opts = append(opts, namespaceOpts(in)...)
-	sec, err := securityOpts(cs)
+	sec, err := securityOpts(cs, in.Backend)
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +109,12 @@ func specOpts(in specInput) ([]oci.SpecOpts, error) {
 		return nil, err
 	}
 	opts = append(opts, res...)
-	mounts := slices.Clone(in.mounts)
-	if in.hostsPath != "" {
-		mounts = append(mounts, specs.Mount{Destination: "/etc/hosts", Type: "bind", Source: in.hostsPath, Options: []string{"rbind", "rw"}})
+	mounts := slices.Clone(in.Mounts)
+	if in.HostsPath != "" {
+		mounts = append(mounts, specs.Mount{Destination: "/etc/hosts", Type: "bind", Source: in.HostsPath, Options: []string{"rbind", "rw"}})
 	}
-	if in.resolv != "" {
-		mounts = append(mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.resolv, Options: []string{"rbind", "rw"}})
+	if in.ResolvConf != "" {
+		mounts = append(mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.ResolvConf, Options: []string{"rbind", "rw"}})
 	}
 	opts = append(opts, oci.WithMounts(mounts), withShm(cs.ShmSize))
 	var props []string
@@ -120,8 +128,8 @@ func specOpts(in specInput) ([]oci.SpecOpts, error) {
 }
 
 // withImageConfig applies the image's environment and working directory
-// (arguments and user are decided by processArgs and specOpts).
-func withImageConfig(img ocispec.ImageConfig) oci.SpecOpts {
+// (arguments and user are decided by processArgs and Opts).
+func withImageConfig(img imagespec.ImageConfig) oci.SpecOpts {
 	return func(ctx context.Context, c oci.Client, ctr *containers.Container, s *oci.Spec) error {
 		if len(img.Env) > 0 {
 			if err := oci.WithEnv(img.Env)(ctx, c, ctr, s); err != nil {
@@ -137,7 +145,7 @@ func withImageConfig(img ocispec.ImageConfig) oci.SpecOpts {
 
 // processArgs is Docker's rule: an entrypoint given without a command
 // drops the image's command.
-func processArgs(cs backends.ContainerSpec, img ocispec.ImageConfig) []string {
+func processArgs(cs backends.ContainerSpec, img imagespec.ImageConfig) []string {
 	ep, cmd := img.Entrypoint, img.Cmd
 	if cs.Entrypoint != nil {
 		ep, cmd = cs.Entrypoint, nil
@@ -148,14 +156,14 @@ func processArgs(cs backends.ContainerSpec, img ocispec.ImageConfig) []string {
 	return append(slices.Clone(ep), cmd...)
 }
 
-func namespaceOpts(in specInput) []oci.SpecOpts {
-	cs := in.cs
+func namespaceOpts(in Input) []oci.SpecOpts {
+	cs := in.Spec
 	var opts []oci.SpecOpts
 	switch {
 	case cs.Network.Kind == "host":
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
-	case in.netns != "":
-		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: in.netns}))
+	case in.Netns != "":
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: in.Netns}))
 	}
 	share := func(t specs.LinuxNamespaceType, m backends.NamespaceMode, path string) {
 		switch {
@@ -165,8 +173,8 @@ func namespaceOpts(in specInput) []oci.SpecOpts {
 			opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: t, Path: path}))
 		}
 	}
-	share(specs.PIDNamespace, cs.PID, in.pidNS)
-	share(specs.IPCNamespace, cs.IPC, in.ipcNS)
+	share(specs.PIDNamespace, cs.PID, in.PIDNS)
+	share(specs.IPCNamespace, cs.IPC, in.IPCNS)
 	share(specs.UTSNamespace, cs.UTS, "")
 	switch cs.Cgroup.Kind {
 	case "host":
@@ -178,7 +186,7 @@ func namespaceOpts(in specInput) []oci.SpecOpts {
 	return opts
 }
 
-func securityOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
+func securityOpts(cs backends.ContainerSpec, backend string) ([]oci.SpecOpts, error) {
 	var opts []oci.SpecOpts
 	confined := !cs.Privileged
 	if cs.Privileged {
@@ -194,7 +202,7 @@ func securityOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
 			if v == "unconfined" {
 				confined = false
 			} else if v != "builtin" && v != "default" {
-				return nil, fmt.Errorf("securityOpt %q: custom seccomp profiles are not supported by the containerd backend yet: %w", o, errdefs.ErrNotImplemented)
+				return nil, fmt.Errorf("securityOpt %q: custom seccomp profiles are not supported by the %s backend yet: %w", o, backend, errdefs.ErrNotImplemented)
 			}
 		case "no-new-privileges":
 			if v == "" || v == "true" {
@@ -218,7 +226,7 @@ func securityOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
 		opts = append(opts, seccomp.WithDefaultProfile())
 	}
 	for _, d := range cs.Devices {
-		opts = append(opts, withDevice(d.Source, firstNonEmpty(d.Target, d.Source), firstNonEmpty(d.Permissions, "rwm")))
+		opts = append(opts, withDevice(d.Source, cmp.Or(d.Target, d.Source), cmp.Or(d.Permissions, "rwm")))
 	}
 	for _, r := range cs.DeviceCgroupRules {
 		rule, err := deviceRule(r)
@@ -368,8 +376,8 @@ func withShm(size int64) oci.SpecOpts {
 	return oci.WithDevShmSize(kb)
 }
 
-// findInit returns a static init binary on the host, or "".
-func findInit() string {
+// FindInit returns a static init binary on the host, or "" (Input.InitBin).
+func FindInit() string {
 	for _, p := range []string{"/usr/sbin/docker-init", "/usr/bin/docker-init", "/usr/bin/tini-static", "/usr/libexec/podman/catatonit", "/usr/bin/catatonit"} {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			return p
@@ -378,8 +386,8 @@ func findInit() string {
 	return ""
 }
 
-// bindMount is a bind of a host path.
-func bindMount(source, target string, readOnly bool, propagation string) specs.Mount {
+// BindMount is a bind of a host path (propagation "" for runc's default).
+func BindMount(source, target string, readOnly bool, propagation string) specs.Mount {
 	opts := []string{"rbind", "rw"}
 	if readOnly {
 		opts[1] = "ro"

@@ -1,4 +1,4 @@
-package containerd
+package ocispec
 
 import (
 	"bufio"
@@ -43,10 +43,10 @@ func withRootPropagation(p string) oci.SpecOpts {
 	}
 }
 
-// ensureShared makes source's mount shared: if the mount holding it is
+// EnsureShared makes source's mount shared: if the mount holding it is
 // not, source becomes a bind mount of itself, shared (RemoveVolume
 // detaches it with what is below).
-func ensureShared(source string) error {
+func EnsureShared(source string) error {
 	abs, err := filepath.EvalSymlinks(source)
 	if err != nil {
 		return fmt.Errorf("bind %s: %w", source, err)

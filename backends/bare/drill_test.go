@@ -1,0 +1,271 @@
+package bare
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/backends/internal/ocispec"
+	"github.com/cornus-dev/cornus/internal/testimage"
+	"github.com/cornus-dev/cornus/internal/testnet"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+const drillImage = "cornus-test/busybox:bare-drill"
+
+// drillBackend is a backend with the test image loaded, on a data dir the
+// test owns; environ is what a second backend on the same dirs reads.
+func drillBackend(t testing.TB) (*Backend, []string) {
+	t.Helper()
+	b := newTestBackend(t)
+	var buf bytes.Buffer
+	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: drillImage}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LoadImage(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return b, b.cfg.environ
+}
+
+// drillContainer creates and starts an httpd publishing 127.0.0.1:port
+// beside a loop printing a tick every 100 ms;
+// cleanup removes it even when the test fails.
+func drillContainer(t *testing.T, b *Backend, name string, port int, restart string) backends.Container {
+	t.Helper()
+	ctx := context.Background()
+	c, err := b.Create(ctx, backends.ContainerSpec{Name: name, Image: drillImage, Labels: map[string]string{"drill": name},
+		Command: []string{"sh", "-c", "trap 'exit 0' TERM; httpd -p 8080; while true; do echo tick; sleep 0.1; done"}, Restart: spec.RestartPolicy{Name: restart},
+		Ports: []backends.PortMapping{{HostIP: "127.0.0.1", HostPort: port, ContainerPort: 8080, Protocol: "tcp"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Remove(context.Background(), c.ID, backends.RemoveOptions{Force: true, Volumes: true}) })
+	if err := b.Start(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func answers(t *testing.T, port int) error {
+	t.Helper()
+	var err error
+	for range 50 {
+		if _, err = testnet.HTTPGet(fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+func killMonitor(t *testing.T, b *Backend, id string) monitor.Record {
+	t.Helper()
+	r, err := b.records.Read(id)
+	if err != nil || r.Monitor.Pid == 0 {
+		t.Fatalf("no monitor in the record: %+v %v", r.Monitor, err)
+	}
+	if err := syscall.Kill(r.Monitor.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; monitor.Alive(r); i++ {
+		if i > 100 {
+			t.Fatalf("monitor %d still alive", r.Monitor.Pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r
+}
+
+// assertGone checks a removed container left nothing on the host: no
+// runtime state, no mount, no netns pin, no cgroup, no process.
+func assertGone(t *testing.T, b *Backend, id string, pids ...int) {
+	t.Helper()
+	if _, err := b.rt.state(context.Background(), id); !isNotFound(err) {
+		t.Errorf("the runtime still has the container: %v", err)
+	}
+	if mounted(b.cfg.rootfsDir(id)) {
+		t.Errorf("its root is still mounted")
+	}
+	for _, p := range []string{b.cfg.containerDir(id), b.net.NetnsPath(id), cgroupFile(id, "memory", ""), cgroupFile(id, "pids", "")} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is left behind (%v)", p, err)
+		}
+	}
+	for _, pid := range pids {
+		if processLives(pid) {
+			t.Errorf("process %d is left running", pid)
+		}
+	}
+}
+
+// processLives reports whether pid runs, for a moment's grace (a killed
+// process whose parent is gone is a zombie until its new parent reaps it:
+// that is not running).
+func processLives(pid int) bool {
+	for range 50 {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(st), ") Z ") || strings.Contains(string(st), ") X ") {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// A monitor killed with SIGKILL: the container keeps running (its output
+// FIFOs do not break under it), the next cornus command (a new backend)
+// adopts it under a new monitor — supervised, its log growing again —
+// stop ends it and remove leaves nothing (issue 14 fault drill).
+func TestDrillKilledMonitor(t *testing.T) {
+	b, environ := drillBackend(t)
+	ctx := context.Background()
+	port := testnet.FreePort(t)
+	c := drillContainer(t, b, "drill-killed-monitor", port, "")
+	r := killMonitor(t, b, c.ID)
+	next, err := New(ctx, WithEnviron(environ))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := next.Inspect(ctx, c.ID)
+	if err != nil || got.State != backends.StateRunning || got.Pid != r.State.Pid {
+		t.Fatalf("after the monitor died: %s pid %d (was %d) %v %s", got.State, got.Pid, r.State.Pid, err, got.Error)
+	}
+	adopted, _ := next.records.Read(c.ID)
+	if !monitor.Alive(adopted) || adopted.Monitor.Pid == r.Monitor.Pid {
+		t.Fatalf("no new monitor adopted it: %+v", adopted.Monitor)
+	}
+	if err := answers(t, port); err != nil {
+		t.Fatalf("the adopted container stopped serving: %v", err)
+	}
+	count := func() int {
+		var out bytes.Buffer
+		_ = next.Logs(ctx, c.ID, backends.LogOptions{Tail: -1, Stdout: &out, Stderr: &out})
+		return strings.Count(out.String(), "tick")
+	}
+	before := count()
+	time.Sleep(time.Second)
+	if after := count(); after <= before {
+		t.Fatalf("the adopted container's log does not grow: %d then %d ticks", before, after)
+	}
+	zero := time.Duration(0)
+	if err := next.Stop(ctx, c.ID, backends.StopOptions{Timeout: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := next.Inspect(ctx, c.ID); got.State != backends.StateExited {
+		t.Fatalf("after stop: %s", got.State)
+	}
+	if err := next.Remove(ctx, c.ID, backends.RemoveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, b, c.ID, r.State.Pid, r.Monitor.Pid)
+}
+
+// A simulated host reboot — monitor and container killed, the overlay
+// root unmounted, the network namespace pin reduced to a plain file — and
+// the next cornus command rebuilds the container from its records: a
+// restart=always container runs again, reachable on its published port;
+// one without a restart policy is recorded as exited (issue 14 fault drill).
+func TestDrillReboot(t *testing.T) {
+	b, environ := drillBackend(t)
+	ctx := context.Background()
+	port, port2 := testnet.FreePort(t), testnet.FreePort(t)
+	c := drillContainer(t, b, "drill-reboot", port, spec.RestartAlways)
+	once := drillContainer(t, b, "drill-reboot-no", port2, "")
+	for _, id := range []string{c.ID, once.ID} {
+		r := killMonitor(t, b, id)
+		if err := b.rt.delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := unmount(b.cfg.rootfsDir(id)); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Unmount(b.net.NetnsPath(id), syscall.MNT_DETACH); err != nil {
+			t.Fatal(err)
+		}
+		if processLives(r.State.Pid) {
+			t.Fatalf("the container's init %d survived the simulated reboot", r.State.Pid)
+		}
+	}
+	next, err := New(ctx, WithEnviron(environ))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := next.Inspect(ctx, c.ID)
+	if err != nil || got.State != backends.StateRunning {
+		t.Fatalf("after the reboot: %s %v (%s)", got.State, err, got.Error)
+	}
+	if err := answers(t, port); err != nil {
+		t.Fatalf("the rebuilt container does not answer on its published port: %v", err)
+	}
+	var out bytes.Buffer
+	if code, err := next.Exec(ctx, c.ID, backends.ExecOptions{Cmd: []string{"cat", "/proc/1/cmdline"}, Stdout: &out}); err != nil || code != 0 {
+		t.Fatalf("exec after the reboot: %d %v", code, err)
+	}
+	if got, _ := next.Inspect(ctx, once.ID); got.State != backends.StateExited {
+		t.Fatalf("a container with no restart policy after the reboot: %s, want exited", got.State)
+	}
+	for _, id := range []string{c.ID, once.ID} {
+		if err := next.Remove(ctx, id, backends.RemoveOptions{Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		assertGone(t, b, id)
+	}
+	if _, err := next.Inspect(ctx, c.ID); !errdefs.IsNotFound(err) {
+		t.Fatalf("inspect after remove: %v", err)
+	}
+}
+
+// Healthcheck probes run through `runc exec`, whose intermediate
+// processes the monitor (a subreaper) inherits: they are reaped, so none
+// pins the container's PID namespace and a stop finishes (found by the
+// compose e2e run: the init hung in zap_pid_ns_processes).
+func TestProbesLeaveNoZombies(t *testing.T) {
+	b, _ := drillBackend(t)
+	ctx := context.Background()
+	c, err := b.Create(ctx, backends.ContainerSpec{Name: "drill-probes", Image: drillImage, Init: ocispec.FindInit() != "",
+		Command:     []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.1; done"},
+		Healthcheck: &backends.Healthcheck{Test: []string{"CMD", "true"}, Interval: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Remove(context.Background(), c.ID, backends.RemoveOptions{Force: true}) })
+	if err := b.Start(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	r, _ := b.records.Read(c.ID)
+	if h := r.State.Health; h == nil || h.Status != "healthy" {
+		t.Fatalf("health %+v", h)
+	}
+	// Stats come from the container's cgroups.
+	if st, err := b.Stats(ctx, c.ID); err != nil || st.Pids == 0 || st.MemoryUsage == 0 || st.CPUTotal == 0 {
+		t.Fatalf("stats %+v %v", st, err)
+	}
+	// The runtime's own accounting (runsc's source) says the same.
+	if st, err := b.runtimeStats(ctx, c.ID); err != nil || st.Pids == 0 || st.MemoryUsage == 0 || st.CPUTotal == 0 {
+		t.Fatalf("runtime stats %+v %v", st, err)
+	}
+	time.Sleep(reapInterval + time.Second)
+	// One may be on its way (reaped at its SIGCHLD); dozens accumulate
+	// without the reaper.
+	if z := zombieChildren(r.Monitor.Pid); len(z) > 3 {
+		t.Fatalf("the monitor has %d zombie children: %v", len(z), z)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	grace := 5 * time.Second
+	if err := b.Stop(sctx, c.ID, backends.StopOptions{Timeout: &grace}); err != nil {
+		t.Fatal(err)
+	}
+}

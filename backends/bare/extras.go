@@ -1,0 +1,186 @@
+package bare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/localstore"
+	"github.com/cornus-dev/cornus/backends/internal/rootfs"
+)
+
+// running is the container and its init's pid, or a Conflict when it
+// does not run.
+func (b *Backend) running(ctx context.Context, id string) (stored, int, error) {
+	st, err := b.find(ctx, id)
+	if err != nil {
+		return st, 0, err
+	}
+	rs, err := b.rt.state(ctx, st.ID)
+	if err != nil || rs.Pid == 0 || rs.Status != "running" && rs.Status != "paused" {
+		return st, 0, notRunning(st.Name)
+	}
+	return st, rs.Pid, nil
+}
+
+// Pause freezes the container's processes.
+func (b *Backend) Pause(ctx context.Context, id string) error {
+	st, _, err := b.running(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := b.rt.run(ctx, "pause", st.ID); err != nil {
+		return fmt.Errorf("pause %s: %w", st.Name, err)
+	}
+	return b.setPaused(st, true)
+}
+
+// Unpause thaws them.
+func (b *Backend) Unpause(ctx context.Context, id string) error {
+	st, _, err := b.running(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := b.rt.run(ctx, "resume", st.ID); err != nil {
+		return fmt.Errorf("unpause %s: %w", st.Name, err)
+	}
+	return b.setPaused(st, false)
+}
+
+// setPaused records the freezer state where List and Inspect read it
+// (asking the runtime per container would make ps one call per row).
+func (b *Backend) setPaused(st stored, paused bool) error {
+	st.Paused = paused
+	if err := b.writeStored(st); err != nil {
+		return err
+	}
+	action := "unpause"
+	if paused {
+		action = "pause"
+	}
+	b.event(action, st)
+	return nil
+}
+
+// Stats samples the container's usage from its cgroups, or from the
+// runtime (CORNUS_BARE_STATS_SOURCE; runsc's default).
+func (b *Backend) Stats(ctx context.Context, id string) (backends.Stats, error) {
+	st, _, err := b.running(ctx, id)
+	if err != nil {
+		return backends.Stats{}, err
+	}
+	if src, _ := statsSource(b.cfg.statsSource, b.rt.name); src == StatsRuntime {
+		return b.runtimeStats(ctx, st.ID)
+	}
+	return cgroupStats(st.ID), nil
+}
+
+// Top lists the container's processes from /proc.
+func (b *Backend) Top(ctx context.Context, id, psArgs string) (backends.Processes, error) {
+	st, _, err := b.running(ctx, id)
+	if err != nil {
+		return backends.Processes{}, err
+	}
+	pids, err := b.rt.pids(ctx, st.ID)
+	if err != nil {
+		return backends.Processes{}, err
+	}
+	out := backends.Processes{Titles: []string{"UID", "PID", "PPID", "CMD"}}
+	for _, p := range pids {
+		pid := strconv.Itoa(p)
+		cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		status, _ := os.ReadFile("/proc/" + pid + "/status")
+		uid, ppid := procField(status, "Uid:"), procField(status, "PPid:")
+		out.Processes = append(out.Processes, []string{uid, pid, ppid, strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))})
+	}
+	return out, nil
+}
+
+func procField(status []byte, key string) string {
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, key); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	return ""
+}
+
+// Rename changes the container's name.
+func (b *Backend) Rename(ctx context.Context, id, name string) error {
+	if err := localstore.ValidName(name); err != nil {
+		return err
+	}
+	st, err := b.find(ctx, id)
+	if err != nil {
+		return err
+	}
+	if other, err := b.byName(ctx, name); err == nil && other != st.ID {
+		return fmt.Errorf("rename %s to %s: the name is in use: %w", st.Name, name, errdefs.ErrConflict)
+	}
+	st.Name = name
+	if err := b.writeStored(st); err != nil {
+		return err
+	}
+	b.event("rename", st)
+	return nil
+}
+
+// openRoot opens the container's root filesystem as its init sees it
+// (/proc/<pid>/root, its mounts included) while it runs.
+func (b *Backend) openRoot(ctx context.Context, id string) (*rootfs.Root, error) {
+	_, pid, err := b.running(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("copy: %w (cornus copies through a running container)", err)
+	}
+	return rootfs.Open(fmt.Sprintf("/proc/%d/root", pid))
+}
+
+// StatPath describes a file in the container (a final link itself).
+func (b *Backend) StatPath(ctx context.Context, id, path string) (backends.PathStat, error) {
+	root, err := b.openRoot(ctx, id)
+	if err != nil {
+		return backends.PathStat{}, err
+	}
+	defer root.Close()
+	st, err := root.Lstat(path)
+	if err != nil {
+		return backends.PathStat{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return backends.PathStat{Name: st.Name, Size: st.Size, Mode: uint32(st.Mode), Mtime: st.Mtime, LinkTarget: st.LinkTarget}, nil
+}
+
+// CopyFrom returns a tar of path.
+func (b *Backend) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, backends.PathStat, error) {
+	ps, err := b.StatPath(ctx, id, path)
+	if err != nil {
+		return nil, ps, err
+	}
+	root, err := b.openRoot(ctx, id)
+	if err != nil {
+		return nil, ps, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer root.Close()
+		pw.CloseWithError(root.Archive(path, pw))
+	}()
+	return pr, ps, nil
+}
+
+// CopyTo extracts a tar into dir in the container.
+func (b *Backend) CopyTo(ctx context.Context, id, dir string, r io.Reader) error {
+	root, err := b.openRoot(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Extract(dir, r)
+}

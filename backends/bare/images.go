@@ -1,0 +1,217 @@
+package bare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/containerd/containerd/v2/core/images"
+	"github.com/containerd/containerd/v2/core/remotes"
+	"github.com/containerd/containerd/v2/core/remotes/docker"
+	"github.com/containerd/errdefs"
+	"github.com/containerd/platforms"
+	"github.com/distribution/reference"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// normalize turns a Docker-style reference into its full name
+// (busybox → docker.io/library/busybox:latest).
+func normalize(ref string) (string, error) {
+	n, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", fmt.Errorf("image reference %q: %v: %w", ref, err, errdefs.ErrInvalidArgument)
+	}
+	return reference.TagNameOnly(n).String(), nil
+}
+
+// familiar is the short form users type (cornus-test/busybox:1).
+func familiar(name string) string {
+	if n, err := reference.ParseNormalizedNamed(name); err == nil {
+		return reference.FamiliarString(n)
+	}
+	return name
+}
+
+// InspectImage returns a local image, or an errdefs.NotFound error.
+func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image, error) {
+	r, err := b.images.get(ctx, ref)
+	if err != nil {
+		return backends.Image{}, err
+	}
+	return imageOf(r, []string{familiar(r.name.Name)}), nil
+}
+
+func imageOf(r resolved, tags []string) backends.Image {
+	c := r.config
+	out := backends.Image{
+		ID: r.configID.String(), Tags: tags, Size: r.size(), LastTagged: r.name.Updated,
+		Entrypoint: c.Config.Entrypoint, Cmd: c.Config.Cmd, Env: c.Config.Env, WorkingDir: c.Config.WorkingDir,
+		User: c.Config.User, Labels: c.Config.Labels, Architecture: c.Architecture, OS: c.OS,
+	}
+	if c.Created != nil {
+		out.Created = *c.Created
+	}
+	for p := range c.Config.ExposedPorts {
+		out.ExposedPorts = append(out.ExposedPorts, p)
+	}
+	slices.Sort(out.ExposedPorts)
+	return out
+}
+
+// ListImages lists local images, one entry per image with all its names.
+func (b *Backend) ListImages(ctx context.Context) ([]backends.Image, error) {
+	m, err := b.images.names()
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	byID := map[digest.Digest][]resolved{}
+	var order []digest.Digest
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		r, err := b.images.resolve(ctx, m[name])
+		if err != nil {
+			continue // an image whose content is gone is not listed
+		}
+		if _, ok := byID[r.configID]; !ok {
+			order = append(order, r.configID)
+		}
+		byID[r.configID] = append(byID[r.configID], r)
+	}
+	var out []backends.Image
+	for _, id := range order {
+		group := byID[id]
+		var tags []string
+		for _, r := range group {
+			tags = append(tags, familiar(r.name.Name))
+		}
+		slices.Sort(tags)
+		out = append(out, imageOf(group[0], tags))
+	}
+	return out, nil
+}
+
+// LoadImage imports a docker-archive or OCI-layout tar and unpacks its
+// layers; layers unpacked already are not unpacked again.
+func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error) {
+	names, err := b.images.importTar(ctx, tar)
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for _, n := range names {
+		r, err := b.images.get(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := b.snap.unpack(ctx, r); err != nil {
+			return nil, err
+		}
+		refs = append(refs, familiar(n))
+	}
+	return refs, nil
+}
+
+// RemoveImage removes an image name, and with its last name its content
+// and the unpacked layers nothing else uses.
+func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error {
+	all, err := b.storedAll(ctx)
+	if err != nil {
+		return err
+	}
+	inUse := map[digest.Digest]bool{}
+	for _, st := range all {
+		inUse[digest.Digest(st.ImageID)] = true
+	}
+	if err := b.images.remove(ctx, ref, inUse, force); err != nil {
+		return fmt.Errorf("remove image %s: %w", ref, err)
+	}
+	return b.collectLayers(ctx, all)
+}
+
+// collectLayers removes the unpacked layers no image and no container
+// uses.
+func (b *Backend) collectLayers(ctx context.Context, all []stored) error {
+	keep := map[string]bool{}
+	m, err := b.images.names()
+	if err != nil {
+		return err
+	}
+	for _, n := range m {
+		if r, err := b.images.resolve(ctx, n); err == nil {
+			for _, k := range b.snap.keys(r) {
+				keep[k] = true
+			}
+		}
+	}
+	for _, st := range all {
+		for _, k := range st.Layers {
+			keep[k] = true
+		}
+	}
+	return b.snap.collect(keep)
+}
+
+// PullImage fetches an image into the store and unpacks it; registries on
+// loopback, and those in CORNUS_BARE_INSECURE_REGISTRIES, are spoken to
+// over plain HTTP.
+func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backends.PullProgress)) error {
+	name, err := normalize(ref)
+	if err != nil {
+		return err
+	}
+	if progress != nil {
+		progress(backends.PullProgress{Status: "Pulling " + ref})
+	}
+	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: docker.ConfigureDefaultRegistries(docker.WithPlainHTTP(b.plainHTTP))})
+	_, desc, err := resolver.Resolve(ctx, name)
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	fetcher, err := resolver.Fetcher(ctx, name)
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	cs := b.images.content
+	handler := images.Handlers(remotes.FetchHandler(cs, fetcher),
+		images.LimitManifests(images.FilterPlatforms(images.ChildrenHandler(cs), platforms.Default()), platforms.Default(), 1))
+	if err := images.Dispatch(ctx, handler, nil, desc); err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	if err := b.images.setNames(imageName{Name: name, Target: ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, Updated: now()}); err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	r, err := b.images.get(ctx, name)
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	if _, err := b.snap.unpack(ctx, r); err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	if progress != nil {
+		progress(backends.PullProgress{Status: "Pulled " + ref})
+	}
+	return nil
+}
+
+// plainHTTP says whether a registry host is spoken to without TLS.
+func (b *Backend) plainHTTP(host string) (bool, error) {
+	if ok, _ := docker.MatchLocalhost(host); ok {
+		return true, nil
+	}
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	for _, r := range b.cfg.insecure {
+		if strings.EqualFold(r, host) || strings.EqualFold(r, h) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

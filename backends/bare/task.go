@@ -1,0 +1,322 @@
+package bare
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cornus-dev/cornus/backends/internal/monitor"
+)
+
+// MonitorTask is the container as its monitor drives it: the monitor (a
+// child subreaper) runs `runc create` and `runc start`, so the
+// container's init becomes its child once runc exits, and it waits for it
+// through a pidfd.
+func (b *Backend) MonitorTask(_ context.Context, id string) (monitor.Task, error) {
+	st, err := b.readStored(id)
+	if err != nil {
+		return nil, err
+	}
+	return &monitorTask{b: b, st: st}, nil
+}
+
+type monitorTask struct {
+	b   *Backend
+	st  stored
+	pid atomic.Int64 // the current init's, for the orphan reaper
+	// starting is held while a start has an init the reaper must not
+	// take for an orphan before its pid is known.
+	starting sync.Mutex
+}
+
+func (t *monitorTask) initPid() int { return int(t.pid.Load()) }
+
+func (t *monitorTask) Start(ctx context.Context, stdio monitor.Stdio) (monitor.Process, error) {
+	b, id := t.b, t.st.ID
+	// A container that runs already lost its monitor: adopt it.
+	if b.rt.mayHave(id) {
+		if rs, err := b.rt.state(ctx, id); err == nil && (rs.Status == "running" || rs.Status == "paused") && !t.st.Spec.TTY {
+			return t.adopt(rs.Pid, stdio)
+		}
+	}
+	// What a previous run left (an exit, a crash) goes first.
+	if err := b.rt.delete(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := b.ready(ctx, t.st); err != nil {
+		return nil, err
+	}
+	pidFile := filepath.Join(b.cfg.bundleDir(id), "init.pid")
+	_ = os.Remove(pidFile)
+	args := []string{"create", "--bundle", b.cfg.bundleDir(id), "--pid-file", pidFile}
+	p := &process{rt: b.rt, id: id, done: make(chan struct{})}
+	var child []*os.File // the ends runc passes to the container
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+	}()
+	var cmdIn, cmdOut, cmdErr *os.File
+	var console *consoleSocket
+	if t.st.Spec.TTY {
+		var err error
+		if console, err = newConsoleSocket(); err != nil {
+			return nil, err
+		}
+		defer console.Close()
+		args = append(args, "--console-socket", console.path)
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return nil, err
+		}
+		child = append(child, null)
+		cmdIn, cmdOut, cmdErr = null, null, null
+	} else {
+		var err error
+		if cmdIn, err = stdinFile(stdio.Stdin); err != nil {
+			return nil, err
+		}
+		child = append(child, cmdIn)
+		outR, outW, err := outputFIFO(b.cfg.bundleDir(id), "stdout")
+		if err != nil {
+			return nil, err
+		}
+		errR, errW, err := outputFIFO(b.cfg.bundleDir(id), "stderr")
+		if err != nil {
+			outR.Close()
+			outW.Close()
+			return nil, err
+		}
+		child = append(child, outW, errW)
+		cmdOut, cmdErr = outW, errW
+		p.copies.Go(func() { copyOut(stdio.Stdout, outR) })
+		p.copies.Go(func() { copyOut(stdio.Stderr, errR) })
+	}
+	logFile := filepath.Join(b.cfg.bundleDir(id), "runtime.log")
+	_ = os.Remove(logFile)
+	t.starting.Lock()
+	defer t.starting.Unlock()
+	c := b.rt.cmd(context.WithoutCancel(ctx), append([]string{"--log", logFile, "--log-format", "json"}, append(args, id)...)...)
+	c.Stdin, c.Stdout, c.Stderr = cmdIn, cmdOut, cmdErr
+	if err := c.Start(); err != nil {
+		p.abort(child)
+		return nil, fmt.Errorf("%s create: %w", b.rt.name, err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = c.Wait(); close(exited) }()
+	var master *os.File
+	if console != nil {
+		var err error
+		master, err = console.receive(ctx, exited)
+		if err != nil {
+			<-exited
+			p.abort(child)
+			_ = b.rt.delete(context.WithoutCancel(ctx), id)
+			if waitErr != nil {
+				return nil, fmt.Errorf("%s create: %v: %s", b.rt.name, waitErr, cmp.Or(runtimeLogError(logFile), "no message"))
+			}
+			return nil, err
+		}
+	}
+	<-exited
+	if err := waitErr; err != nil {
+		p.abort(child)
+		if master != nil {
+			master.Close()
+		}
+		_ = b.rt.delete(context.WithoutCancel(ctx), id)
+		return nil, fmt.Errorf("%s create: %v: %s", b.rt.name, err, cmp.Or(runtimeLogError(logFile), "no message"))
+	}
+	for _, f := range child {
+		f.Close()
+	}
+	child = nil
+	if master != nil {
+		p.master = master
+		p.copies.Go(func() { copyOut(stdio.Stdout, master) })
+		if stdio.Stdin != nil {
+			go func() { _, _ = io.Copy(master, stdio.Stdin) }()
+		}
+	}
+	pid, err := readPid(pidFile)
+	if err == nil {
+		p.pid = pid
+		p.proc, err = os.FindProcess(pid)
+	}
+	if err != nil {
+		_ = b.rt.delete(context.WithoutCancel(ctx), id)
+		p.abort(nil)
+		return nil, fmt.Errorf("%s create: the container's init: %w", b.rt.name, err)
+	}
+	t.pid.Store(int64(pid))
+	go p.reap()
+	if _, err := b.rt.run(context.WithoutCancel(ctx), "start", id); err != nil {
+		_ = b.rt.delete(context.WithoutCancel(ctx), id)
+		<-p.done
+		return nil, err
+	}
+	return p, nil
+}
+
+// stdinFile is what the container reads as stdin: the monitor's pipe, or
+// /dev/null.
+func stdinFile(r io.Reader) (*os.File, error) {
+	if f, ok := r.(*os.File); ok {
+		// Dup: runc's copy and ours close independently of the monitor's.
+		fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), "stdin"), nil
+	}
+	if r != nil {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		go func() { _, _ = io.Copy(pw, r); pw.Close() }()
+		return pr, nil
+	}
+	return os.OpenFile(os.DevNull, os.O_RDONLY, 0)
+}
+
+// copyOut copies a stream to the monitor's writer until the container's
+// end closes.
+func copyOut(w io.Writer, r *os.File) {
+	defer r.Close()
+	_, _ = io.Copy(w, r)
+}
+
+func readPid(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(data)))
+}
+
+// runtimeLogError is the last error runc logged (JSON lines), or "".
+func runtimeLogError(path string) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], `"level":"error"`) || strings.Contains(lines[i], `"level":"fatal"`) {
+			if j := strings.Index(lines[i], `"msg":"`); j >= 0 {
+				msg := lines[i][j+7:]
+				if k := strings.Index(msg, `","`); k >= 0 {
+					msg = msg[:k]
+				}
+				return strings.ReplaceAll(strings.TrimSuffix(msg, `"}`), `\"`, `"`)
+			}
+			return lines[i]
+		}
+	}
+	return ""
+}
+
+func (t *monitorTask) Exec(ctx context.Context, cmd []string, out io.Writer) (int, error) {
+	return t.b.execIn(ctx, t.st, execRequest{cmd: cmd, stdout: out, stderr: out})
+}
+
+// process is a started container init.
+type process struct {
+	rt     *ociRuntime
+	id     string
+	pid    int
+	proc   *os.Process
+	master *os.File // the terminal, with TTY
+	copies sync.WaitGroup
+
+	done  chan struct{} // closed once reaped
+	state *os.ProcessState
+	err   error
+
+	adopted    bool         // not our child: no exit status
+	lastSignal atomic.Int32 // the last signal sent, for an adopted exit
+}
+
+// abort closes what a failed start opened.
+func (p *process) abort(child []*os.File) {
+	for _, f := range child {
+		f.Close()
+	}
+	p.copies.Wait()
+}
+
+// reap waits for the init (our child: we are a subreaper).
+func (p *process) reap() {
+	p.state, p.err = p.proc.Wait()
+	close(p.done)
+}
+
+func (p *process) Pid() int { return p.pid }
+
+func (p *process) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if err := p.proc.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	p.lastSignal.Store(int32(sig))
+	return nil
+}
+
+func (p *process) Resize(width, height uint32) error {
+	if p.master == nil {
+		return fmt.Errorf("resize: the container has no terminal")
+	}
+	return unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(height), Col: uint16(width)})
+}
+
+// outputDrain bounds the wait for the output after the init exited (a
+// process outside its PID namespace may still hold the pipes).
+const outputDrain = 2 * time.Second
+
+func (p *process) Wait(ctx context.Context) (monitor.Exit, error) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return monitor.Exit{}, ctx.Err()
+	}
+	drained := make(chan struct{})
+	go func() { p.copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(outputDrain):
+	}
+	if p.master != nil {
+		p.master.Close()
+	}
+	if p.adopted {
+		exit := p.adoptedExit()
+		_ = p.rt.delete(context.WithoutCancel(ctx), p.id)
+		return exit, nil
+	}
+	oom := oomKilled(p.id)
+	_ = p.rt.delete(context.WithoutCancel(ctx), p.id)
+	if p.err != nil {
+		return monitor.Exit{}, fmt.Errorf("wait for the container's init: %w", p.err)
+	}
+	ws, _ := p.state.Sys().(syscall.WaitStatus)
+	code := ws.ExitStatus()
+	if ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	return monitor.Exit{Code: code, OOMKilled: oom}, nil
+}
