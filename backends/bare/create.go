@@ -26,7 +26,7 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (_ back
 	if err := localstore.ValidName(cs.Name); err != nil {
 		return backends.Container{}, fmt.Errorf("create container: %w", err)
 	}
-	if other, err := b.byName(ctx, cs.Name); err == nil {
+	if other, err := b.store().ByName(ctx, cs.Name); err == nil {
 		return backends.Container{}, fmt.Errorf("create container %s: the name is already in use by container %s: %w", cs.Name, other, errdefs.ErrConflict)
 	}
 	img, err := b.images.get(ctx, cs.Image)
@@ -98,14 +98,14 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (_ back
 	if err := b.seedVolumes(id, cs, st.Mounts); err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return backends.Container{}, err
 	}
 	if err := b.records.Write(b.newRecord(st)); err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
 	b.event("create", st)
-	return b.view(st, b.recordOf(id)), nil
+	return b.store().View(st, b.store().RecordOf(id)), nil
 }
 
 func newID() string {
@@ -127,7 +127,7 @@ func (b *Backend) prepareHost() prepare.Host {
 // peerNetwork is the network namespace and directory of the container a
 // networkMode container:<ref> names.
 func (b *Backend) peerNetwork(ctx context.Context, ref string) (string, string, error) {
-	other, err := b.readStored(b.resolveID(ctx, ref))
+	other, err := b.store().Read(b.store().ResolveID(ctx, ref))
 	if err != nil {
 		return "", "", err
 	}
@@ -139,7 +139,7 @@ func (b *Backend) sharedNamespace(m backends.NamespaceMode, kind string) (string
 	if m.Kind != "container" {
 		return "", nil
 	}
-	rec, err := b.records.Read(b.resolveID(context.Background(), m.Container))
+	rec, err := b.records.Read(b.store().ResolveID(context.Background(), m.Container))
 	if err != nil || rec.State.Pid == 0 {
 		return "", fmt.Errorf("container %s is not running: %w", m.Container, errdefs.ErrFailedPrecondition)
 	}

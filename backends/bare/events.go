@@ -2,54 +2,22 @@ package bare
 
 import (
 	"context"
-	"time"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/journal"
-	"github.com/cornus-dev/cornus/backends/internal/localstore"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
 
-// The event journal (<data>/events/events.jsonl) is written by whoever
-// makes a container event happen: this backend for create, destroy,
-// pause, unpause, rename, kill, stop, connect and disconnect, the
-// container's monitor for start, die and health_status. So history
-// survives the process that caused it, as docker events --since expects.
+// The event journal (<data>/events/events.jsonl): see records.Events.
 
 func (b *Backend) journal() *journal.Journal { return journal.Open(b.cfg.eventsDir()) }
 
 // event appends one container event; an event that cannot be written is
 // lost, the operation that caused it is not failed for it.
-func (b *Backend) event(action string, st stored) {
-	_ = b.journal().Append(journal.Event{Action: action, ID: st.ID, Name: st.Name, Image: st.Spec.Image, Labels: st.Spec.Labels})
-}
+func (b *Backend) event(action string, st stored) { records.Event(b.journal(), action, st) }
 
 // Events streams container events from the journal: history from Since,
 // then live ones, until Until or ctx ends.
 func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan backends.Event, <-chan error) {
-	out := make(chan backends.Event)
-	errc := make(chan error, 1)
-	go func() {
-		defer close(errc)
-		defer close(out)
-		since := o.Since
-		if since.IsZero() {
-			since = time.Now() // no history asked for: live events only
-		}
-		err := b.journal().Follow(ctx, since, o.Until, o.Subscribed, func(e journal.Event) bool {
-			network := e.Action == "connect" || e.Action == "disconnect"
-			if network && !o.Networks || !network && !localstore.MatchLabels(e.Labels, o.Labels) {
-				return true
-			}
-			select {
-			case out <- backends.Event(e):
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		})
-		if err != nil {
-			errc <- err
-		}
-	}()
-	return out, errc
+	return records.Events(ctx, b.journal(), o)
 }

@@ -18,7 +18,7 @@ import (
 // running is the container and its init's pid, or a Conflict when it
 // does not run.
 func (b *Backend) running(ctx context.Context, id string) (stored, int, error) {
-	st, err := b.find(ctx, id)
+	st, err := b.store().Find(ctx, id)
 	if err != nil {
 		return st, 0, err
 	}
@@ -57,7 +57,7 @@ func (b *Backend) Unpause(ctx context.Context, id string) error {
 // (asking the runtime per container would make ps one call per row).
 func (b *Backend) setPaused(st stored, paused bool) error {
 	st.Paused = paused
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return err
 	}
 	action := "unpause"
@@ -118,15 +118,15 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 	if err := localstore.ValidName(name); err != nil {
 		return err
 	}
-	st, err := b.find(ctx, id)
+	st, err := b.store().Find(ctx, id)
 	if err != nil {
 		return err
 	}
-	if other, err := b.byName(ctx, name); err == nil && other != st.ID {
+	if other, err := b.store().ByName(ctx, name); err == nil && other != st.ID {
 		return fmt.Errorf("rename %s to %s: the name is in use: %w", st.Name, name, errdefs.ErrConflict)
 	}
 	st.Name = name
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return err
 	}
 	b.event("rename", st)

@@ -14,6 +14,7 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/cni"
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
 
 // A Create that dies half-way (cornus killed mid-up) leaves a container
@@ -81,7 +82,7 @@ func (b *Backend) removeHalfMade(ctx context.Context) error {
 			// Create holds it.
 			if lockID, ok := strings.CutSuffix(strings.TrimPrefix(id, "."), ".creating"); ok && strings.HasPrefix(id, ".") {
 				_, errDir := os.Stat(filepath.Join(dir, lockID))
-				_, errStored := os.Stat(filepath.Join(dir, lockID, storedFile))
+				_, errStored := os.Stat(filepath.Join(dir, lockID, records.File))
 				if errors.Is(errDir, os.ErrNotExist) || errStored == nil {
 					removeStaleLock(filepath.Join(dir, id))
 				}
@@ -89,7 +90,7 @@ func (b *Backend) removeHalfMade(ctx context.Context) error {
 			continue
 		}
 		known[id] = true
-		if _, err := os.Stat(filepath.Join(dir, id, storedFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, id, records.File)); err == nil {
 			continue
 		}
 		if err := b.removeIfAbandoned(ctx, id); err != nil {
@@ -137,7 +138,7 @@ func (b *Backend) removeIfAbandoned(ctx context.Context, id string) error {
 	defer os.Remove(path)
 	// A Create may have finished (and dropped its lock) since the caller
 	// looked: a container with its container.json is whole.
-	if _, err := os.Stat(filepath.Join(b.cfg.containerDir(id), storedFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(b.cfg.containerDir(id), records.File)); err == nil {
 		return nil
 	}
 	if _, err := b.net.Detach(ctx, cni.DetachOptions{ContainerID: id}); err != nil {

@@ -120,7 +120,7 @@ func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error
 // RemoveImage removes an image name, and with its last name its content
 // and the unpacked layers nothing else uses.
 func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error {
-	all, err := b.storedAll(ctx)
+	all, err := b.store().All(ctx)
 	if err != nil {
 		return err
 	}

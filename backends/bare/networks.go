@@ -32,7 +32,7 @@ func (b *Backend) RemoveNetwork(ctx context.Context, id string) error {
 // Connect attaches a container with its own network namespace to one more
 // network (docker network connect).
 func (b *Backend) Connect(ctx context.Context, network, container string, aliases []string) error {
-	st, err := b.find(ctx, container)
+	st, err := b.store().Find(ctx, container)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (b *Backend) Connect(ctx context.Context, network, container string, aliase
 		st.Networks[a.Network] = backends.EndpointInfo{NetworkID: a.Network, IPAddress: a.IP.String(), IPPrefixLen: a.PrefixLen,
 			Gateway: a.Gateway.String(), MacAddress: a.MAC, Aliases: a.Aliases}
 	}
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return err
 	}
 	_ = b.journal().Append(journalNetworkEvent("connect", st.ID))
@@ -60,7 +60,7 @@ func (b *Backend) Connect(ctx context.Context, network, container string, aliase
 
 // Disconnect detaches a container from a network.
 func (b *Backend) Disconnect(ctx context.Context, network, container string, force bool) error {
-	st, err := b.find(ctx, container)
+	st, err := b.store().Find(ctx, container)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (b *Backend) Disconnect(ctx context.Context, network, container string, for
 		return err
 	}
 	delete(st.Networks, network)
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return err
 	}
 	_ = b.journal().Append(journalNetworkEvent("disconnect", st.ID))

@@ -42,7 +42,7 @@ func (b *Backend) ready(ctx context.Context, st stored) error {
 	if next.Netns != st.Netns {
 		return fmt.Errorf("rebuild the network of %s: its namespace moved from %s to %s", st.Name, st.Netns, next.Netns)
 	}
-	return b.writeStored(next)
+	return b.store().Write(next)
 }
 
 // liveNetns reports whether path is a live namespace (an nsfs file).

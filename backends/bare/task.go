@@ -25,7 +25,7 @@ import (
 // container's init becomes its child once runc exits, and it waits for it
 // through a pidfd.
 func (b *Backend) MonitorTask(_ context.Context, id string) (monitor.Task, error) {
-	st, err := b.readStored(id)
+	st, err := b.store().Read(id)
 	if err != nil {
 		return nil, err
 	}

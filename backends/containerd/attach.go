@@ -1,99 +1,13 @@
 package containerd
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"io"
-	"time"
-
-	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/internal/monitor"
 )
 
 // Attach streams a container's output and feeds its stdin through the
-// container's monitor, which owns its stdio. A container that is created
-// but not started yet is waited for (docker run attaches first, then
-// starts): Attached is called at once; output-only attachments follow
-// the log from its start, and one with stdin replays what the process
-// wrote before the monitor took the attachment, then streams.
+// container's monitor (see records.Store.Attach).
 func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
-	st, err := b.find(b.ns(ctx), id)
-	if err != nil {
-		return err
-	}
-	dir, err := b.records.Dir(st.ID)
-	if err != nil {
-		return err
-	}
-	attached := o.Attached
-	replay := o.Logs
-	lo := backends.LogOptions{Tail: -1, Stdout: o.Stdout, Stderr: cmp.Or[io.Writer](o.Stderr, o.Stdout)}
-	if r := b.recordOf(st.ID); r.State.Status == monitor.StatusCreated && r.Monitor.Pid == 0 {
-		if attached != nil {
-			attached()
-			attached = nil
-		}
-		if err := b.awaitMonitor(ctx, st.ID); err != nil {
-			return err
-		}
-		if o.Stdin == nil && o.Stream {
-			// Output only: following the log from its start misses
-			// nothing, however soon the process writes or exits.
-			lo.Follow = true
-			return b.Logs(ctx, st.ID, lo)
-		}
-		replay = true // what it wrote before the attachment took
-	}
-	if o.Resize != nil {
-		go b.forwardResize(ctx, dir, o.Resize)
-	}
-	if replay {
-		if err := b.Logs(ctx, st.ID, lo); err != nil {
-			return err
-		}
-	}
-	if !o.Stream {
-		return nil
-	}
-	return monitor.Attach(ctx, dir, monitor.AttachStreams{Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Attached: attached})
-}
-
-// awaitMonitor waits until the container's monitor runs (it was started)
-// or the container will never run.
-func (b *Backend) awaitMonitor(ctx context.Context, id string) error {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for {
-		r := b.recordOf(id)
-		switch {
-		case r.Final():
-			return nil
-		case r.Monitor.Pid != 0 && r.State.Status != monitor.StatusCreated:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("attach %s: waiting for it to start: %w", id, ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-func (b *Backend) forwardResize(ctx context.Context, dir string, sizes <-chan backends.TermSize) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case s, ok := <-sizes:
-			if !ok {
-				return
-			}
-			if err := monitor.Resize(ctx, dir, uint32(s.Width), uint32(s.Height)); err != nil && !errdefs.IsConflict(err) {
-				return
-			}
-		}
-	}
+	return b.store().Attach(ctx, id, o, b.Logs)
 }

@@ -22,7 +22,7 @@ import (
 // runningTask is the container's live task.
 func (b *Backend) runningTask(ctx context.Context, id string) (stored, client.Task, error) {
 	ctx = b.ns(ctx)
-	st, err := b.find(ctx, id)
+	st, err := b.store().Find(ctx, id)
 	if err != nil {
 		return st, nil, err
 	}
@@ -65,7 +65,7 @@ func (b *Backend) Unpause(ctx context.Context, id string) error {
 // (asking containerd per container would make ps one call per row).
 func (b *Backend) setPaused(st stored, paused bool) error {
 	st.Paused = paused
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return err
 	}
 	action := "unpause"
@@ -153,11 +153,11 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 	if err := localstore.ValidName(name); err != nil {
 		return err
 	}
-	st, err := b.find(ctx, id)
+	st, err := b.store().Find(ctx, id)
 	if err != nil {
 		return err
 	}
-	if other, err := b.byName(ctx, name); err == nil && other != st.ID {
+	if other, err := b.store().ByName(ctx, name); err == nil && other != st.ID {
 		return fmt.Errorf("rename %s to %s: the name is in use: %w", st.Name, name, errdefs.ErrConflict)
 	}
 	ctr, err := b.cli.LoadContainer(ctx, st.ID)
@@ -168,7 +168,7 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 		return fmt.Errorf("rename %s: %w", st.Name, err)
 	}
 	st.Name = name
-	if err := b.writeStored(st); err != nil {
+	if err := b.store().Write(st); err != nil {
 		return err
 	}
 	b.event("rename", st)

@@ -15,6 +15,7 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/cni"
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
 
 // A Create that dies half-way (cornus killed mid-up) leaves a container
@@ -87,7 +88,7 @@ func (b *Backend) removeHalfMade(ctx context.Context) error {
 			continue
 		}
 		known[id] = true
-		if _, err := os.Stat(filepath.Join(dir, id, storedFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, id, records.File)); err == nil {
 			continue
 		}
 		if err := b.removeIfAbandoned(ctx, id); err != nil {

@@ -23,13 +23,13 @@ var MonitorCommand = []string{"monitor", Name}
 // Start starts the container under a new detached monitor, which keeps it
 // supervised after this process exits.
 func (b *Backend) Start(ctx context.Context, id string) error {
-	st, err := b.find(b.ns(ctx), id)
+	st, err := b.store().Find(b.ns(ctx), id)
 	if err != nil {
 		return err
 	}
 	// A live monitor already runs it, or is starting it (a cornus killed
 	// mid-up spawned it): that is the container started.
-	if r := b.recordOf(st.ID); !r.Final() && monitor.Alive(r) {
+	if r := b.store().RecordOf(st.ID); !r.Final() && monitor.Alive(r) {
 		return b.awaitStarted(ctx, st.ID)
 	}
 	exe, err := b.monitorBinary()
@@ -56,7 +56,7 @@ func (b *Backend) awaitStarted(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, startWait)
 	defer cancel()
 	for {
-		r := b.recordOf(id)
+		r := b.store().RecordOf(id)
 		if r.State.Status != monitor.StatusCreated || !monitor.Alive(r) {
 			return nil
 		}
@@ -87,7 +87,7 @@ func (b *Backend) monitorBinary() (string, error) {
 // Stop stops the container through its monitor (signal, grace, SIGKILL);
 // with no monitor left, it kills the task itself.
 func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) error {
-	st, err := b.find(b.ns(ctx), id)
+	st, err := b.store().Find(b.ns(ctx), id)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 
 // Kill sends a signal through the monitor.
 func (b *Backend) Kill(ctx context.Context, id, signal string) error {
-	st, err := b.find(b.ns(ctx), id)
+	st, err := b.store().Find(b.ns(ctx), id)
 	if err != nil {
 		return err
 	}
@@ -177,11 +177,11 @@ func (b *Backend) killOrphan(ctx context.Context, id string) error {
 // Volumes its anonymous volumes.
 func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOptions) error {
 	ctx = b.ns(ctx)
-	st, err := b.find(ctx, id)
+	st, err := b.store().Find(ctx, id)
 	if err != nil {
 		return err
 	}
-	if r := b.recordOf(st.ID); !r.Final() && r.State.Status != monitor.StatusCreated {
+	if r := b.store().RecordOf(st.ID); !r.Final() && r.State.Status != monitor.StatusCreated {
 		if !o.Force {
 			return fmt.Errorf("container %s is running: stop it first, or remove with force: %w", st.Name, errdefs.ErrConflict)
 		}
@@ -224,7 +224,7 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 // Wait blocks until the container is not running and returns its exit
 // code.
 func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
-	st, err := b.find(b.ns(ctx), id)
+	st, err := b.store().Find(b.ns(ctx), id)
 	if err != nil {
 		return -1, err
 	}
@@ -241,7 +241,7 @@ func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
 
 // Logs copies the container's output from the monitor's log.
 func (b *Backend) Logs(ctx context.Context, id string, o backends.LogOptions) error {
-	st, err := b.find(b.ns(ctx), id)
+	st, err := b.store().Find(b.ns(ctx), id)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func (b *Backend) Logs(ctx context.Context, id string, o backends.LogOptions) er
 // Exec runs a process in the running container.
 func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (int, error) {
 	ctx = b.ns(ctx)
-	st, err := b.find(ctx, id)
+	st, err := b.store().Find(ctx, id)
 	if err != nil {
 		return -1, err
 	}

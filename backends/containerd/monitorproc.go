@@ -1,13 +1,8 @@
 package containerd
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"strings"
-	"time"
 
-	"github.com/cornus-dev/cornus/backends/internal/cni"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 )
 
@@ -25,51 +20,12 @@ func RunMonitor(ctx context.Context, environ []string, id string) error {
 	if err != nil {
 		return err
 	}
-	if st, err := b.readStored(id); err == nil {
+	if st, err := b.store().Read(id); err == nil {
 		dnsCtx, stop := context.WithCancel(ctx)
 		defer stop()
 		for name := range st.Networks {
-			go b.serveDNS(dnsCtx, name)
+			go b.net.ServeDNS(dnsCtx, name)
 		}
 	}
 	return monitor.Run(ctx, monitor.RunOptions{Store: b.records, ID: id, Task: task})
-}
-
-// dnsRetry is how often a monitor tries to take over a network's resolver.
-const dnsRetry = 2 * time.Second
-
-func (b *Backend) serveDNS(ctx context.Context, network string) {
-	for ctx.Err() == nil {
-		r, err := b.net.NewResolver(ctx, cni.ResolverOptions{Network: network, Upstreams: hostNameservers()})
-		if err == nil {
-			if err = r.Start(ctx); err == nil {
-				<-ctx.Done()
-				_ = r.Close()
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(dnsRetry):
-		}
-	}
-}
-
-// hostNameservers are the host's resolvers, where names that are not the
-// project's go (the monitor runs in the host's network namespace, so a
-// loopback resolver such as systemd-resolved's is reachable).
-func hostNameservers() []string {
-	f, err := os.Open("/etc/resolv.conf")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "nameserver" {
-			out = append(out, f[1])
-		}
-	}
-	return out
 }

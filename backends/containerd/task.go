@@ -27,7 +27,7 @@ func (b *Backend) MonitorTask(ctx context.Context, id string) (monitor.Task, err
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", id, err)
 	}
-	st, err := b.readStored(id)
+	st, err := b.store().Read(id)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func (b *Backend) RemoveVolume(ctx context.Context, name string, force bool) err
 
 // volumeUser names a container that mounts the volume, or "".
 func (b *Backend) volumeUser(ctx context.Context, name string) (string, error) {
-	all, err := b.storedAll(ctx)
+	all, err := b.store().All(ctx)
 	if err != nil {
 		return "", err
 	}

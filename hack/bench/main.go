@@ -42,6 +42,7 @@ func main() {
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
 	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
+	withBare := flag.Bool("bare", false, "also time cornus on the bare backend (runc, no daemon) against cornus on containerd and docker compose")
 	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
 	withIncus := flag.String("incus", "auto", "also time cornus on the incus backend (up -d --wait, down, a cached image load): auto (when incusd answers on -incus-socket), on or off")
 	incusSock := flag.String("incus-socket", defaultIncusSocket, "the incusd of the incus rows (scripts/incus.sh)")
@@ -134,6 +135,10 @@ func main() {
 	fmt.Println()
 	if *withContainerd {
 		b.containerdRows(*image, *runs, t.upD, t.downD)
+		fmt.Println()
+	}
+	if *withBare {
+		b.bareRows(*runs, t.upD, t.downD)
 		fmt.Println()
 	}
 	if *withMounts {
