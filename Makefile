@@ -44,7 +44,8 @@ fuzz: ## run every fuzz target (a fixed count of inputs each; FUZZTIME overrides
 	$(GO) test ./caretaker/mount/export -run '^$$' -fuzz '^FuzzNames$$' -fuzztime $(or $(FUZZTIME),200000x)
 	$(GO) test ./egress -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(or $(FUZZTIME),200000x)
 
-demo: build setup ## bring the example project up on the default backend
+demo: build ## bring the example project up on the default backend (sets up dockerd only)
+	scripts/setup.sh demo
 	$(GO) run ./hack/mkimage -ref cornus-demo/busybox:1 -o bin/demo-image.tar
 	./bin/cornus image load -i bin/demo-image.tar
 	./bin/cornus compose -f examples/shop/compose.yaml up -d --wait

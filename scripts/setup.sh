@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh: install and start what cornus's tests and demo need on a fresh
 # Debian 12 machine (run as root): busybox-static for local test images, a
-# Docker daemon, and the devcontainer CLI (a client of the Docker API proxy).
+# Docker daemon, the devcontainer CLI (a client of the Docker API proxy),
+# and every other backend's daemon (containerd, incusd, podman, the
+# Kubernetes test cluster: its first run builds Kubernetes, ~15 min, cached
+# by version). `setup.sh demo` does only what `make demo` needs: busybox and
+# dockerd (the demo runs on the default backend).
 # Idempotent; safe to run on every `make test` / `make demo`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +18,9 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "setup: installing ${need[*]}"
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if [ "${1:-}" = demo ]; then
+	exec "$here/dockerd.sh"
 fi
 # The devcontainer CLI, a real client of the Docker API proxy in the tests.
 if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/dev/null)" != "0.89.0" ]; then
