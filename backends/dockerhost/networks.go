@@ -88,11 +88,18 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 		}
 		created, err = b.cli.NetworkCreate(ctx, name, opts)
 	}
-	// Keep the oldest of concurrent twins; remove ours if it is not.
-	settle(ctx, took)
-	winner, err := b.oldestNetwork(ctx, identity)
-	if err != nil {
-		return backends.Network{}, fmt.Errorf("ensure network %s: %w", name, err)
+	// Keep the oldest of concurrent twins; remove ours if it is not. A
+	// twin created just before ours may take longer to finish and show:
+	// ours is only kept once a second look, later, still finds it oldest.
+	var winner *network.Summary
+	for look := 1; look <= 2; look++ {
+		settle(ctx, time.Duration(look)*took)
+		if winner, err = b.oldestNetwork(ctx, identity); err != nil {
+			return backends.Network{}, fmt.Errorf("ensure network %s: %w", name, err)
+		}
+		if winner != nil && winner.ID != created.ID {
+			break
+		}
 	}
 	if winner != nil && winner.ID != created.ID {
 		if _, err := b.cli.NetworkRemove(ctx, created.ID, client.NetworkRemoveOptions{}); err != nil && !errdefs.IsNotFound(err) {
