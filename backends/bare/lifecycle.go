@@ -221,7 +221,7 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 	if err := os.RemoveAll(b.cfg.containerDir(st.ID)); err != nil {
 		return fmt.Errorf("remove container %s: %w", st.Name, err)
 	}
-	removeStaleLock(b.cfg.creatingLock(st.ID)) // a Create killed after it wrote container.json
+	b.halfMade().DropStaleLock(st.ID) // a Create killed after it wrote container.json
 	b.event("destroy", st)
 	return nil
 }

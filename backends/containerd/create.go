@@ -53,7 +53,7 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (_ back
 
 	id := newID()
 	dir := b.cfg.containerDir(id)
-	release, err := b.lockCreating(id)
+	release, err := b.halfMade().Lock(id)
 	if err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}

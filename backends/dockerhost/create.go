@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/filecopy"
 	"github.com/cornus-dev/cornus/enginecreate"
 )
 
@@ -66,7 +67,7 @@ func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.Conta
 		}
 	}
 	if len(cs.Files) > 0 {
-		if err := b.copyFiles(ctx, id, cs.Files); err != nil {
+		if err := filecopy.Copy(ctx, b, id, cs.Files); err != nil {
 			if cs.ReadOnly {
 				return backends.Container{}, fmt.Errorf("create container %s: readOnly: Docker cannot copy secrets and configs into a read-only root filesystem (put their targets on a volume, or drop readOnly): %w", cs.Name, err)
 			}

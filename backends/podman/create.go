@@ -17,6 +17,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/filecopy"
 )
 
 // labelAnonymousVolumes lists the volumes Create made for a container's
@@ -107,7 +108,7 @@ func explainCreate(cs backends.ContainerSpec, o buildOptions, err error) error {
 
 func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.ContainerSpec) (backends.Container, error) {
 	if len(cs.Files) > 0 {
-		if err := b.copyFiles(ctx, id, cs.Files); err != nil {
+		if err := filecopy.Copy(ctx, b, id, cs.Files); err != nil {
 			return backends.Container{}, err
 		}
 	}

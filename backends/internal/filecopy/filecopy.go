@@ -1,10 +1,11 @@
-package podman
+package filecopy
 
 import (
 	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 	"time"
@@ -14,20 +15,23 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 )
 
-// defaultFileMode is the mode of a secret or config without one (Compose's).
-const defaultFileMode = 0o444
+// DefaultMode is the mode of a secret or config without one (Compose's).
+const DefaultMode = 0o444
 
-// copyFiles writes secrets and configs into a created container: one tar,
-// extracted at "/", holding the files with their owners and modes and the
-// parent directories that do not exist yet (existing ones are left alone,
-// since extracting a directory entry would change its owner and mode).
-func (b *Backend) copyFiles(ctx context.Context, id string, files []backends.File) error {
+// Archiver is what Copy needs of a backend.
+type Archiver interface {
+	StatPath(ctx context.Context, id, path string) (backends.PathStat, error)
+	CopyTo(ctx context.Context, id, dir string, tar io.Reader) error
+}
+
+// Copy writes files into container id.
+func Copy(ctx context.Context, a Archiver, id string, files []backends.File) error {
 	known := map[string]bool{"/": true}
 	exists := func(dir string) (bool, error) {
 		if e, ok := known[dir]; ok {
 			return e, nil
 		}
-		_, err := b.StatPath(ctx, id, dir)
+		_, err := a.StatPath(ctx, id, dir)
 		switch {
 		case err == nil:
 			known[dir] = true
@@ -38,27 +42,27 @@ func (b *Backend) copyFiles(ctx context.Context, id string, files []backends.Fil
 		}
 		return known[dir], nil
 	}
-	data, err := filesTar(files, exists, time.Now())
+	data, err := Tar(files, exists, time.Now())
 	if err != nil {
 		return err
 	}
-	if err := b.CopyTo(ctx, id, "/", bytes.NewReader(data)); err != nil {
+	if err := a.CopyTo(ctx, id, "/", bytes.NewReader(data)); err != nil {
 		return fmt.Errorf("copy secrets and configs: %w", err)
 	}
 	return nil
 }
 
-// filesTar builds the tar of files in memory (secrets and configs are
-// small: the engine bounds them). exists reports whether a directory is
-// already in the container.
-func filesTar(files []backends.File, exists func(dir string) (bool, error), now time.Time) ([]byte, error) {
+// Tar builds the archive in memory (secrets and configs are small: the
+// engine bounds them). exists reports whether a directory is already in
+// the container.
+func Tar(files []backends.File, exists func(dir string) (bool, error), now time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	added := map[string]bool{}
 	for _, f := range files {
 		target := path.Clean("/" + f.Target)
 		if target == "/" {
-			return nil, invalid("file target %q must name a file", f.Target)
+			return nil, fmt.Errorf("file target %q must name a file: %w", f.Target, errdefs.ErrInvalidArgument)
 		}
 		var parents []string // outermost first
 		for d := path.Dir(target); d != "/"; d = path.Dir(d) {
@@ -82,7 +86,7 @@ func filesTar(files []backends.File, exists func(dir string) (bool, error), now 
 		}
 		mode := int64(f.Mode & 0o7777)
 		if mode == 0 {
-			mode = defaultFileMode
+			mode = DefaultMode
 		}
 		hdr := &tar.Header{
 			Typeflag: tar.TypeReg, Name: strings.TrimPrefix(target, "/"), Mode: mode,
