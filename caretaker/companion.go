@@ -159,10 +159,6 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 // not a file, is what a pod shares: a single-file source is refused.
 func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []AppMount, cfg *Config) (engine.Attachment, error) {
 	att.Shared = []backends.SharedDir{{Name: "cornus-agent", SidecarTarget: sharedPath(agentSubdir), Target: AgentDir, ReadOnly: true}}
-	if len(mounts) > 0 && envValue(c.Environ, EnvSidecarMounts) != "1" {
-		return att, fmt.Errorf("services.%s: client-local mounts through the %s backend's caretaker sidecar are not supported yet (the sidecar's FUSE mount stalls intermittently on its first request; %s=1 enables them for testing); use dockerhost or containerd in remote mode: %w",
-			a.Name, c.Backend.Name(), EnvSidecarMounts, errdefs.ErrNotImplemented)
-	}
 	seen := map[int]bool{}
 	for _, m := range mounts {
 		if m.File != "" {
@@ -181,10 +177,6 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 	}
 	return att, nil
 }
-
-// EnvSidecarMounts enables client-local mounts through a caretaker
-// sidecar (kubernetes), experimental: they stall intermittently.
-const EnvSidecarMounts = "CORNUS_SIDECAR_MOUNTS"
 
 func envValue(environ []string, key string) string {
 	for i := len(environ) - 1; i >= 0; i-- {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends/registry"
-	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/internal/testnet"
 )
 
@@ -242,9 +241,6 @@ func TestRemoteModeKilledClient(t *testing.T) {
 // is `ssh-add -l` for busybox), and the socket goes with the exec. A
 // deployment on this machine refuses --forward-agent up front.
 func TestRemoteModeForwardAndAgent(t *testing.T) {
-	if b := daemon(t); b.Capabilities().Sidecars && os.Getenv(caretaker.EnvSidecarMounts) != "1" {
-		t.Skipf("the drill delivers its files as client-local mounts, which the %s backend's sidecar does not take yet (%s)", b.Name(), caretaker.EnvSidecarMounts)
-	}
 	srv := startRemoteServer(t)
 	for _, bin := range []string{"ssh-agent", "ssh-add", "ssh-keygen", "curl"} {
 		if _, err := exec.LookPath(bin); err != nil {

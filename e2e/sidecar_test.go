@@ -133,19 +133,6 @@ func TestSidecarLocalMounts(t *testing.T) {
 	}
 	srv := startRemoteServer(t)
 	b := daemon(t)
-	if os.Getenv(caretaker.EnvSidecarMounts) != "1" {
-		// Not supported yet (a stall on the sidecar's first FUSE request):
-		// refused up front, naming the experimental switch.
-		p := newProject(t, "services:\n  app:\n    image: "+image+"\n    volumes: [\"./src:/work\"]\n", srv.env()...)
-		if err := os.Mkdir(filepath.Join(p.dir, "src"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, errOut, code := p.run("compose", "--progress", "plain", "up", "-d")
-		if code == 0 || !strings.Contains(errOut, caretaker.EnvSidecarMounts) {
-			t.Fatalf("client-local mounts through the sidecar: exit %d, want a refusal naming %s:\n%s", code, caretaker.EnvSidecarMounts, errOut)
-		}
-		return
-	}
 	p := newProject(t, `
 services:
   app:

@@ -279,6 +279,14 @@ start containerd containerd --config "$state/containerd.toml"
 # --- the pod bridge, made before any pod so CoreDNS can bind its gateway
 # address (the bridge plugin adopts it).
 ip link show "$bridge" >/dev/null 2>&1 || ip link add "$bridge" type bridge
+# A bridge without an address of its own takes its lowest port's, so it
+# changes as pods come and go; pods keep the old one for the gateway in
+# their ARP caches, and their traffic to the node (CoreDNS, a cornus
+# server) is black-holed until it expires (~15 s). Docker and the bridge
+# plugin, when they make the bridge, fix its address; so do we.
+if [ "$(cat /sys/class/net/$bridge/addr_assign_type)" != 3 ]; then
+	ip link set "$bridge" address "$(od -An -N5 -tx1 /dev/urandom | tr -s ' ' ':' | sed 's/^:/02:/')"
+fi
 ip addr show dev "$bridge" | grep -q "inet $podnet.1/24" || ip addr add "$podnet.1/24" dev "$bridge"
 ip link set "$bridge" up
 modprobe br_netfilter 2>/dev/null || true
