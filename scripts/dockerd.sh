@@ -14,7 +14,7 @@ if ! command -v dockerd >/dev/null 2>&1; then
 fi
 log=${CORNUS_DOCKERD_LOG:-/var/log/cornus-dockerd.log}
 echo "dockerd.sh: starting dockerd (log: $log)"
-nohup dockerd -H "unix://$sock" >"$log" 2>&1 &
+(cd / && exec nohup dockerd -H "unix://$sock" >"$log" 2>&1) &
 for _ in $(seq 1 120); do
 	ping && { echo "dockerd.sh: dockerd is up"; exit 0; }
 	sleep 0.25

@@ -166,6 +166,7 @@ start() {
 			fd=${fd##*/}
 			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
 		done
+		cd / # a daemon must not keep the caller's directory (a CI clone removed later breaks getcwd in its children: conmon)
 		exec setsid "$@" </dev/null >>"$state/logs/$name.log" 2>&1
 	) &
 	echo $! >"$state/$name.pid"
@@ -274,6 +275,7 @@ cat >cni/10-$cni_name.conflist <<EOC
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$podnet.0/24", "gateway": "$podnet.1"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "portmap", "capabilities": {"portMappings": true}, "snat": true}]}
 EOC
+"$here/netns.sh" # before any pod has a network namespace
 start containerd containerd --config "$state/containerd.toml"
 
 # --- the pod bridge, made before any pod so CoreDNS can bind its gateway

@@ -88,6 +88,7 @@ network_backend = "netavark"
 EOF
 	mv "$conf.new" "$conf"
 	rm -f "$sock"
+	"$(dirname "$0")/netns.sh" # before any container has a network namespace
 	echo "podman.sh: starting podman system service (CONTAINERS_CONF $conf, log $log)"
 	(
 		# Hold none of the caller's descriptors (the lock, make's or a CI
@@ -97,6 +98,7 @@ EOF
 			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
 		done
 		export CONTAINERS_CONF=$conf
+		cd / # a daemon must not keep the caller's directory (a CI clone removed later breaks getcwd in its children: conmon)
 		exec setsid nohup podman system service --time=0 "unix://$sock" </dev/null >>"$log" 2>&1
 	) &
 	pid=$!

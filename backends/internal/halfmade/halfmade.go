@@ -19,9 +19,22 @@ import (
 type Store struct {
 	Dir    string // <data dir>/containers
 	Record string // the record's file name in a container's directory
-	Net    *cni.Manager
+	Net    Attachments
 	// Volumes removes the anonymous volumes a dead Create made.
-	Volumes backends.Backend
+	Volumes Volumes
+}
+
+// Attachments are the backend's network attachments (a *cni.Manager).
+type Attachments interface {
+	ListContainers(ctx context.Context) ([]cni.Container, error)
+	Detach(ctx context.Context, o cni.DetachOptions) (cni.DetachResult, error)
+	RemoveNetns(ctx context.Context, id string) error
+}
+
+// Volumes are the backend's volume verbs.
+type Volumes interface {
+	ListVolumes(ctx context.Context, o backends.ListOptions) ([]backends.Volume, error)
+	RemoveVolume(ctx context.Context, name string, force bool) error
 }
 
 // lockPath is id's creating lock, beside its directory.
