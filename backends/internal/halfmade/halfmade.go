@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/cni"
@@ -153,7 +154,7 @@ func (s Store) removeIfAbandoned(ctx context.Context, id string, remove func(con
 	if s.whole(id) {
 		return nil
 	}
-	if _, err := s.Net.Detach(ctx, cni.DetachOptions{ContainerID: id}); err != nil {
+	if err := s.detach(ctx, id); err != nil {
 		return err
 	}
 	if err := s.Net.RemoveNetns(ctx, id); err != nil {
@@ -168,4 +169,23 @@ func (s Store) removeIfAbandoned(ctx context.Context, id string, remove func(con
 		}
 	}
 	return os.RemoveAll(filepath.Join(s.Dir, id))
+}
+
+// detach removes id's network attachments. The dead Create's CNI plugins
+// are processes of their own and may still be adding its port mappings
+// (a chain still referenced cannot be deleted yet): a few tries, a bounded
+// wait.
+func (s Store) detach(ctx context.Context, id string) error {
+	var err error
+	for try := 0; try < 5; try++ {
+		if _, err = s.Net.Detach(ctx, cni.DetachOptions{ContainerID: id}); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(try+1) * 200 * time.Millisecond):
+		}
+	}
+	return err
 }
