@@ -211,7 +211,7 @@ func (r hostPowerRun) dockerCLI(docker string, deny, allow *proxy) {
 	for _, p := range []*proxy{deny, allow} {
 		p := p
 		t.Cleanup(func() {
-			p.run("", nil, docker, "rm", "-f", name)
+			p.run("", nil, docker, "rm", "-f", "-v", name) // -v: an inline volume mount made an anonymous volume
 			p.run("", nil, docker, "volume", "rm", "-f", name)
 		})
 	}
