@@ -69,7 +69,7 @@ if ! ping; then
 				fd=${fd##*/}
 				[ "$fd" -gt 2 ] && eval "exec $fd>&-"
 			done
-			cd / # a daemon must not keep the caller's directory (a CI clone removed later breaks getcwd in its children: conmon)
+			cd / # not the caller's directory: it may go (a CI clone), breaking getcwd in children
 			exec setsid /usr/libexec/incus/incusd --group root </dev/null >>"$log" 2>&1
 		) &
 		pid=$!

@@ -98,7 +98,7 @@ EOF
 			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
 		done
 		export CONTAINERS_CONF=$conf
-		cd / # a daemon must not keep the caller's directory (a CI clone removed later breaks getcwd in its children: conmon)
+		cd / # not the caller's directory: it may go (a CI clone), breaking getcwd in children
 		exec setsid nohup podman system service --time=0 "unix://$sock" </dev/null >>"$log" 2>&1
 	) &
 	pid=$!

@@ -15,8 +15,8 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 )
 
-// DefaultMode is the mode of a secret or config without one (Compose's).
-const DefaultMode = 0o444
+// defaultMode is the mode of a secret or config without one (Compose's).
+const defaultMode = 0o444
 
 // Archiver is what Copy needs of a backend.
 type Archiver interface {
@@ -86,7 +86,7 @@ func Tar(files []backends.File, exists func(dir string) (bool, error), now time.
 		}
 		mode := int64(f.Mode & 0o7777)
 		if mode == 0 {
-			mode = DefaultMode
+			mode = defaultMode
 		}
 		hdr := &tar.Header{
 			Typeflag: tar.TypeReg, Name: strings.TrimPrefix(target, "/"), Mode: mode,

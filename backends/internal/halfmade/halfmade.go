@@ -92,10 +92,10 @@ func (s Store) whole(id string) bool {
 	return err == nil
 }
 
-// Sweep removes every container a dead Create left behind (remove takes
-// away the backend's own parts of it; Sweep detaches its networks
-// first, then removes its anonymous volumes and its directory), stale creating locks, and the network
-// attachments of containers that no longer exist.
+// Sweep removes every container a dead Create left behind (Sweep
+// detaches its networks, remove takes away the backend's own parts, then
+// Sweep removes its anonymous volumes and its directory), stale creating
+// locks, and the network attachments of containers that no longer exist.
 func (s Store) Sweep(ctx context.Context, remove func(ctx context.Context, id string) error) error {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
