@@ -166,7 +166,7 @@ start() {
 			fd=${fd##*/}
 			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
 		done
-		cd / # not the caller's directory: it may go (a CI clone), breaking getcwd in children
+		cd "$state" # not the caller's directory: it may go (a CI clone), breaking getcwd in children; the daemons' paths are relative to $state
 		exec setsid "$@" </dev/null >>"$state/logs/$name.log" 2>&1
 	) &
 	echo $! >"$state/$name.pid"
