@@ -27,3 +27,9 @@ const (
 	ComposeDependsOn  = "com.docker.compose.depends_on"
 	ComposeVersion    = "com.docker.compose.version"
 )
+
+// LabelWorkload marks a container that is a replica of a workload (a
+// Kubernetes Deployment or Job, see Workloads): its value is the
+// workload's kind and name. The runtime keeps its replicas, so the
+// engine applies and removes the app as a whole.
+const LabelWorkload = "cornus.workload"

@@ -38,6 +38,14 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 		return converged{}, err
 	}
 	hash := configHash(p, a, files)
+	if wl, w, ok, err := e.asWorkload(ctx, p, a, hash, files, force); err != nil {
+		return converged{}, err
+	} else if ok {
+		return e.convergeWorkload(ctx, wl, w, a, existing)
+	}
+	if existing, err = e.dropWorkload(ctx, p.Name, a.Name, existing); err != nil {
+		return converged{}, err
+	}
 	byReplica := map[int]backends.Container{}
 	var extra []backends.Container
 	n := a.ReplicaCount()

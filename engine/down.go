@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -59,6 +60,9 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 	if err := e.stopContainers(ctx, cs, o.Spec, o.Timeout, true); err != nil {
 		return err
 	}
+	if err := e.removeIdleWorkloads(ctx, project, o); err != nil {
+		return err
+	}
 	if len(cs)+companions < len(all) {
 		return nil // orphans still use the networks
 	}
@@ -76,16 +80,25 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 // container is removed (with its anonymous volumes) right after it stops.
 func (e *Engine) stopContainers(ctx context.Context, cs []backends.Container, p *spec.Project, timeout *time.Duration, remove bool) error {
 	byApp, deps := groupByApp(cs)
+	wl, _ := e.b.(backends.Workloads)
 	for _, wave := range reverseWaves(keys(byApp), deps) {
 		g, gctx := errgroup.WithContext(ctx)
 		for _, app := range wave {
+			replicas := byApp[app]
+			if i := slices.IndexFunc(replicas, isWorkload); remove && wl != nil && i >= 0 {
+				// The runtime keeps these replicas: they go with the app's
+				// workload, as a whole.
+				project := replicas[i].Project()
+				g.Go(func() error { return e.removeWorkload(gctx, wl, project, app, timeout) })
+				replicas = slices.DeleteFunc(slices.Clone(replicas), isWorkload)
+			}
 			with := &stopWith{Timeout: timeout}
 			if p != nil {
 				if a, ok := p.Services[app]; ok && a.Hooks != nil {
 					with.PreStop = a.Hooks.PreStop
 				}
 			}
-			for _, c := range byApp[app] {
+			for _, c := range replicas {
 				g.Go(func() error {
 					if err := e.stop(gctx, c, with); err != nil || !remove {
 						return err

@@ -145,7 +145,16 @@ func (e *Engine) orphans(ctx context.Context, p spec.Project, all []backends.Con
 		return res, nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	wl, _ := e.b.(backends.Workloads)
+	gone := map[string]bool{}
 	for _, c := range res.Orphans {
+		if wl != nil && isWorkload(c) {
+			if !gone[c.App()] {
+				gone[c.App()] = true
+				g.Go(func() error { return e.removeWorkload(gctx, wl, p.Name, c.App(), nil) })
+			}
+			continue
+		}
 		g.Go(func() error { return e.stopAndRemove(gctx, c, nil) })
 	}
 	return res, g.Wait()

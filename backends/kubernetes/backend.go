@@ -25,6 +25,8 @@ type Backend struct {
 	core   *coreClient
 	disc   *discoveryClient
 	netw   *networkingClient
+	apps   *appsClient
+	batch  *batchClient
 	params runtime.ParameterCodec
 	// source says where the connection came from, for error messages.
 	source string
@@ -82,6 +84,7 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 		return nil, fmt.Errorf("kubernetes backend (%s): %w", source, err)
 	}
 	b.core, b.disc, b.netw, b.params = clients.core, clients.disc, clients.netw, clients.params
+	b.apps, b.batch = clients.apps, clients.batch
 	if err := b.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}

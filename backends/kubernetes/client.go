@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -17,16 +19,17 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The API clients are REST clients over a scheme of only the three groups
-// the backend uses. client-go's typed clients (and its gentype helpers)
+// The API clients are REST clients over a scheme of only the groups the
+// backend uses. client-go's typed clients (and its gentype helpers)
 // register every built-in API group through k8s.io/client-go/kubernetes/
 // scheme: ~12 MB more binary for types cornus never sends or reads.
 
-// apiScheme knows core/v1, discovery/v1 and networking/v1, plus the
-// options types (ListOptions, DeleteOptions, ...) of each.
+// apiScheme knows core/v1, discovery/v1, networking/v1, apps/v1 and
+// batch/v1, plus the options types (ListOptions, DeleteOptions, ...) of
+// each.
 func apiScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, discoveryv1.AddToScheme, networkingv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("kubernetes API scheme: %w", err)
 		}
@@ -39,6 +42,8 @@ type apiClients struct {
 	core   *coreClient
 	disc   *discoveryClient
 	netw   *networkingClient
+	apps   *appsClient
+	batch  *batchClient
 	params runtime.ParameterCodec
 }
 
@@ -71,7 +76,17 @@ func newAPIClients(rc *rest.Config) (apiClients, error) {
 	if err != nil {
 		return apiClients{}, err
 	}
+	apps, err := group(appsv1.SchemeGroupVersion, "/apis")
+	if err != nil {
+		return apiClients{}, err
+	}
+	batch, err := group(batchv1.SchemeGroupVersion, "/apis")
+	if err != nil {
+		return apiClients{}, err
+	}
 	return apiClients{
+		apps:   &appsClient{rc: apps, params: params},
+		batch:  &batchClient{rc: batch, params: params},
 		core:   &coreClient{rc: core, params: params},
 		disc:   &discoveryClient{rc: disc, params: params},
 		netw:   &networkingClient{rc: netw, params: params},
@@ -147,6 +162,26 @@ type networkingClient struct {
 
 func (c *networkingClient) NetworkPolicies(ns string) objects[*networkingv1.NetworkPolicy, *networkingv1.NetworkPolicyList] {
 	return objects[*networkingv1.NetworkPolicy, *networkingv1.NetworkPolicyList]{c.rc, c.params, ns, "networkpolicies", func() *networkingv1.NetworkPolicy { return &networkingv1.NetworkPolicy{} }, func() *networkingv1.NetworkPolicyList { return &networkingv1.NetworkPolicyList{} }}
+}
+
+// appsClient is the apps/v1 group.
+type appsClient struct {
+	rc     *rest.RESTClient
+	params runtime.ParameterCodec
+}
+
+func (c *appsClient) Deployments(ns string) objects[*appsv1.Deployment, *appsv1.DeploymentList] {
+	return objects[*appsv1.Deployment, *appsv1.DeploymentList]{c.rc, c.params, ns, "deployments", func() *appsv1.Deployment { return &appsv1.Deployment{} }, func() *appsv1.DeploymentList { return &appsv1.DeploymentList{} }}
+}
+
+// batchClient is the batch/v1 group.
+type batchClient struct {
+	rc     *rest.RESTClient
+	params runtime.ParameterCodec
+}
+
+func (c *batchClient) Jobs(ns string) objects[*batchv1.Job, *batchv1.JobList] {
+	return objects[*batchv1.Job, *batchv1.JobList]{c.rc, c.params, ns, "jobs", func() *batchv1.Job { return &batchv1.Job{} }, func() *batchv1.JobList { return &batchv1.JobList{} }}
 }
 
 // objects is one resource of a group, in a namespace (or cluster-scoped

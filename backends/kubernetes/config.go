@@ -24,6 +24,10 @@ const (
 	EnvLiveness      = "CORNUS_K8S_LIVENESS"       // "1": healthchecks are liveness probes too
 	EnvNetworkPolicy = "CORNUS_K8S_NETWORK_POLICY" // enforced | unenforced: what the CNI does
 	EnvStartTimeout  = "CORNUS_K8S_START_TIMEOUT"  // how long Start waits for a pod; default 2m
+	// EnvWorkloads is how cornus's own front ends run an app: "controllers"
+	// (a Deployment, or a Job for a one-shot app; workload.go) or "pods"
+	// (a pod per replica, as the Docker API proxy always does).
+	EnvWorkloads = "CORNUS_K8S_WORKLOADS"
 	// EnvUserNamespaces "1": the nodes run pods in user namespaces
 	// (hostUsers: false), so /proc can be unmasked (systempaths=unconfined).
 	EnvUserNamespaces = "CORNUS_K8S_USER_NAMESPACES"
@@ -55,6 +59,7 @@ type config struct {
 	networkPolicy string
 	startTimeout  time.Duration
 	userNS        bool
+	controllers   bool // EnvWorkloads
 }
 
 func configFrom(env map[string]string) (config, error) {
@@ -67,6 +72,13 @@ func configFrom(env map[string]string) (config, error) {
 		networkPolicy: env[EnvNetworkPolicy],
 		userNS:        env[EnvUserNamespaces] == "1" || env[EnvUserNamespaces] == "true",
 		startTimeout:  defaultStartTimeout,
+	}
+	switch strings.ToLower(env[EnvWorkloads]) {
+	case "controllers":
+		c.controllers = true
+	case "", "pods":
+	default:
+		return c, fmt.Errorf("%s=%q: use controllers or pods: %w", EnvWorkloads, env[EnvWorkloads], errdefs.ErrInvalidArgument)
 	}
 	switch c.publish {
 	case PublishHostPort, PublishNodePort, PublishLoadBalancer:

@@ -63,7 +63,7 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 			return backends.Container{}, wrap(err, "create container %s (its secrets and configs, Secret %s)", cs.Name, in.name)
 		}
 	}
-	b.event(ctx, cm, rec, "create", nil)
+	b.event(ctx, container{cm: cm}.ref(b.cfg.namespace), rec, "create", nil)
 	return b.view(rec, nil, healthInfo{}).Container, nil
 }
 

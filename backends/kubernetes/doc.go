@@ -11,9 +11,21 @@
 // the pod with the container's stop signal and grace period and keeps the
 // exit in the record; Remove deletes the record (the pod and Secret go
 // with it). Replicas are pods of their own (the engine numbers them), so
-// each can be stopped, inspected and exec'd into like a container; for
-// cluster-native objects (Deployments, Jobs) render the project with
-// `cornus compose convert --format k8s` and apply it with kubectl.
+// each can be stopped, inspected and exec'd into like a container.
+//
+// With CORNUS_K8S_WORKLOADS=controllers, cornus's own front ends run an
+// app as a workload instead (backends.Workloads, workload.go): a
+// Deployment (its replicas, a rolling update when the template changes),
+// or a Job for an app others wait on with service_completed_successfully.
+// The pod template carries the replicas' record, so each pod is still a
+// container to List, Inspect, Exec, Logs and the rest, numbered by a label
+// cornus sets and named project-app-N; what a controller does not let one
+// replica do on its own (stop, rename, connect) is refused with what to
+// do instead. Apps with a per-replica companion, lifecycle hooks, restart
+// no or on-failure, or an ephemeral host port shared by replicas stay
+// pods of their own, as does everything the Docker API proxy creates.
+// `cornus compose convert --format k8s` renders the same objects as
+// manifests for kubectl.
 //
 // Entry points: New (WithEnviron, WithRESTConfig) and the *Backend
 // methods; Render (convert.go) for manifests. The API clients (client.go)
@@ -24,7 +36,8 @@
 // loadbalancer), CORNUS_K8S_STORAGE_CLASS, CORNUS_K8S_VOLUME_SIZE (1Gi),
 // CORNUS_K8S_CLUSTER_DOMAIN (cluster.local), CORNUS_K8S_LIVENESS (1: the
 // healthcheck is a liveness probe too), CORNUS_K8S_NETWORK_POLICY
-// (enforced, unenforced), CORNUS_K8S_START_TIMEOUT (2m). The verbs it uses
+// (enforced, unenforced), CORNUS_K8S_START_TIMEOUT (2m),
+// CORNUS_K8S_WORKLOADS (pods, controllers). The verbs it uses
 // are those of deploy/kubernetes/rbac.yaml (`cornus k8s rbac`).
 //
 // # Mapping

@@ -118,13 +118,22 @@ func (b *Backend) openPorts(ctx context.Context, c container, owner metav1.Owner
 		port := intstr.FromInt32(int32(p.ContainerPort))
 		ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: &proto, Port: &port})
 	}
+	name, sel := dnsLabel(c.pod.Name+"-published", 253), map[string]string{labelID: idLabel(c.rec.ID)}
+	if c.cm == nil {
+		// A workload's replicas share one policy, kept by their
+		// ReplicaSet or Job: replacements are covered too.
+		name, sel = dnsLabel(workloadName(c.rec.Project, c.rec.App)+"-published", 253), workloadSelector(c.rec.Project, c.rec.App)
+		if ctl := metav1.GetControllerOf(c.pod); ctl != nil {
+			owner = *ctl
+		}
+	}
 	np := &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: dnsLabel(c.pod.Name+"-published", 253), Labels: map[string]string{labelManagedBy: managedBy, labelID: idLabel(c.rec.ID)},
+			Name: name, Labels: map[string]string{labelManagedBy: managedBy, labelID: idLabel(c.rec.ID)},
 			OwnerReferences: []metav1.OwnerReference{owner},
 		},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{labelID: idLabel(c.rec.ID)}},
+			PodSelector: metav1.LabelSelector{MatchLabels: sel},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress:     []networkingv1.NetworkPolicyIngressRule{{Ports: ports}},
 		},
@@ -179,6 +188,9 @@ func (b *Backend) publishApp(ctx context.Context, c container) error {
 	if err != nil {
 		return wrap(err, "publish the ports of %s (Service %s)", c.rec.App, svc.Name)
 	}
+	if c.cm == nil {
+		return nil // a workload's replicas report the ports of their template
+	}
 	return b.updateRecord(ctx, c, func(r *record) {
 		for i, p := range r.Ports {
 			for _, sp := range got.Spec.Ports {
@@ -204,9 +216,18 @@ func (b *Backend) unpublishApp(ctx context.Context, rec record) error {
 	if err != nil || len(left) > 0 {
 		return err
 	}
-	err = b.core.Services(b.cfg.namespace).Delete(ctx, appService(rec.Project, rec.App), metav1.DeleteOptions{})
+	return b.deleteAppService(ctx, rec.Project, rec.App)
+}
+
+// deleteAppService deletes the app's Service of the nodeport and
+// loadbalancer modes, if it has one.
+func (b *Backend) deleteAppService(ctx context.Context, project, app string) error {
+	if b.cfg.publish == PublishHostPort {
+		return nil
+	}
+	err := b.core.Services(b.cfg.namespace).Delete(ctx, appService(project, app), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return wrap(err, "delete Service of %s", rec.App)
+		return wrap(err, "delete Service of %s", app)
 	}
 	return nil
 }

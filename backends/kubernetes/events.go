@@ -38,7 +38,7 @@ const (
 
 // event records a container event; one that cannot be written is lost,
 // the operation that caused it is not failed for it.
-func (b *Backend) event(ctx context.Context, cm *corev1.ConfigMap, rec record, action string, exitCode *int) {
+func (b *Backend) event(ctx context.Context, about corev1.ObjectReference, rec record, action string, exitCode *int) {
 	now := time.Now()
 	lj, _ := json.Marshal(rec.Labels)
 	ann := map[string]string{annEventTime: now.UTC().Format(time.RFC3339Nano), annEventID: rec.ID, annEventImg: rec.Image, annLabels: string(lj), annName: rec.Name}
@@ -47,11 +47,9 @@ func (b *Backend) event(ctx context.Context, cm *corev1.ConfigMap, rec record, a
 	}
 	host, _ := os.Hostname()
 	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: cm.Name + ".", Annotations: ann, Labels: map[string]string{labelManagedBy: managedBy}},
-		InvolvedObject: corev1.ObjectReference{
-			APIVersion: "v1", Kind: "ConfigMap", Namespace: b.cfg.namespace, Name: cm.Name, UID: cm.UID,
-		},
-		Reason: action, Message: "container " + rec.Name + ": " + action, Type: corev1.EventTypeNormal,
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: about.Name + ".", Annotations: ann, Labels: map[string]string{labelManagedBy: managedBy}},
+		InvolvedObject: about,
+		Reason:         action, Message: "container " + rec.Name + ": " + action, Type: corev1.EventTypeNormal,
 		Source:         corev1.EventSource{Component: eventSource, Host: host},
 		FirstTimestamp: metav1.NewTime(now), LastTimestamp: metav1.NewTime(now), Count: 1,
 	}

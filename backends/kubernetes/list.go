@@ -26,7 +26,22 @@ type container struct {
 }
 
 // obj is the name its record, pod and files Secret share.
-func (c container) obj() string { return c.cm.Name }
+// A workload's replica has no record of its own: its pod's name.
+func (c container) obj() string {
+	if c.cm == nil {
+		return c.pod.Name
+	}
+	return c.cm.Name
+}
+
+// ref is what the container's events are about: its record, or a
+// workload replica's pod.
+func (c container) ref(namespace string) corev1.ObjectReference {
+	if c.cm == nil {
+		return corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Name: c.pod.Name, UID: c.pod.UID}
+	}
+	return corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: c.cm.Name, UID: c.cm.UID}
+}
 
 var hexID = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
 
@@ -75,6 +90,15 @@ func (b *Backend) find(ctx context.Context, ref string) (container, error) {
 	}
 	switch len(hit) {
 	case 0:
+		ws, err := b.findWorkload(ctx, ref)
+		switch {
+		case err != nil:
+			return container{}, err
+		case len(ws) == 1:
+			return ws[0], nil
+		case len(ws) > 1:
+			return container{}, fmt.Errorf("container reference %q is ambiguous (%d containers match): %w", ref, len(ws), errdefs.ErrInvalidArgument)
+		}
 		return container{}, fmt.Errorf("no such container: %s: %w", ref, errdefs.ErrNotFound)
 	case 1:
 	default:
@@ -166,6 +190,11 @@ func (b *Backend) list(ctx context.Context, filter map[string]string) ([]contain
 			c.pod = p
 		}
 		out = append(out, c)
+	}
+	for _, c := range workloadContainers(pods.Items) {
+		if matchLabels(c.rec.Labels, filter) {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }

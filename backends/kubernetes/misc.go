@@ -75,6 +75,9 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 	if c.rec.Name == name {
 		return nil
 	}
+	if c.cm == nil {
+		return notForReplica(c, "rename")
+	}
 	if err := b.nameFree(ctx, name); err != nil {
 		return err
 	}
@@ -88,7 +91,7 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 		}
 	}
 	c.rec.Name = name
-	b.event(ctx, c.cm, c.rec, "rename", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "rename", nil)
 	return nil
 }
 
@@ -142,7 +145,7 @@ func (b *Backend) Connect(ctx context.Context, network, id string, aliases []str
 			return err
 		}
 	}
-	b.event(ctx, c.cm, c.rec, "connect", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "connect", nil)
 	return nil
 }
 
@@ -183,7 +186,7 @@ func (b *Backend) Disconnect(ctx context.Context, network, id string, force bool
 			return wrap(err, "disconnect %s from %s", c.rec.Name, network)
 		}
 	}
-	b.event(ctx, c.cm, c.rec, "disconnect", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "disconnect", nil)
 	return nil
 }
 
@@ -207,6 +210,9 @@ func (b *Backend) networkService(ctx context.Context, network string) (*corev1.S
 // updateRecord changes a container's record (retrying on a concurrent
 // update).
 func (b *Backend) updateRecord(ctx context.Context, c container, update func(*record)) error {
+	if c.cm == nil {
+		return notForReplica(c, "change")
+	}
 	cms := b.core.ConfigMaps(b.cfg.namespace)
 	cm := c.cm
 	for try := 0; ; try++ {

@@ -44,6 +44,12 @@ type record struct {
 	HealthStart   time.Duration `json:"healthStart,omitempty"`
 
 	State lastState `json:"state"`
+
+	// Workload, for a replica of a workload (workload.go): its kind and
+	// name; NamePrefix + the replica's number is its name ("" for a fixed
+	// container name).
+	Workload   string `json:"workload,omitempty"`
+	NamePrefix string `json:"namePrefix,omitempty"`
 }
 
 // netRef is one network the container is on.

@@ -27,6 +27,9 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if c.cm == nil {
+		return b.startReplica(c)
+	}
 	if c.pod != nil {
 		st := stateOf(c.pod)
 		finished := c.pod.DeletionTimestamp != nil || c.pod.Status.Phase == corev1.PodSucceeded || c.pod.Status.Phase == corev1.PodFailed
@@ -124,7 +127,7 @@ func (b *Backend) awaitStart(ctx context.Context, c container) error {
 	}); err != nil {
 		return err
 	}
-	b.event(ctx, c.cm, c.rec, "start", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "start", nil)
 	return nil
 }
 

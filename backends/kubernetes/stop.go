@@ -32,6 +32,9 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 	if c.pod == nil || stateOf(c.pod).state == backends.StateExited {
 		return nil // not running: nothing to stop (a finished pod keeps its logs)
 	}
+	if c.cm == nil {
+		return notForReplica(c, "stop")
+	}
 	grace := 10 * time.Second
 	if c.rec.Pod.TerminationGracePeriodSeconds != nil {
 		grace = time.Duration(*c.rec.Pod.TerminationGracePeriodSeconds) * time.Second
@@ -77,8 +80,8 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 		return err
 	}
 	code := st.exitCode
-	b.event(ctx, c.cm, c.rec, "die", &code)
-	b.event(ctx, c.cm, c.rec, "stop", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "die", &code)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "stop", nil)
 	return nil
 }
 
@@ -187,9 +190,18 @@ func (b *Backend) Kill(ctx context.Context, id, signal string) error {
 		}
 		sig = n
 	}
-	b.event(ctx, c.cm, c.rec, "kill", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "kill", nil)
 	if sig != sigkill {
 		return b.signal(ctx, c, sig)
+	}
+	if c.cm == nil {
+		// Its pod goes at once; the workload starts another.
+		if err := b.deletePod(ctx, c.obj(), 0, nil); err != nil {
+			return fmt.Errorf("kill %s: %w", c.rec.Name, err)
+		}
+		code := 128 + sigkill
+		b.event(ctx, c.ref(b.cfg.namespace), c.rec, "die", &code)
+		return nil
 	}
 	var final *podState
 	if err := b.deletePod(ctx, c.obj(), 0, func(st podState) {
@@ -207,7 +219,7 @@ func (b *Backend) Kill(ctx context.Context, id, signal string) error {
 		return err
 	}
 	code := st.exitCode
-	b.event(ctx, c.cm, c.rec, "die", &code)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "die", &code)
 	return nil
 }
 
@@ -217,6 +229,9 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 	c, err := b.find(ctx, id)
 	if err != nil {
 		return err
+	}
+	if c.cm == nil {
+		return b.removeReplica(ctx, c)
 	}
 	if c.pod != nil {
 		if running(stateOf(c.pod).state) && c.pod.DeletionTimestamp == nil && !o.Force {
@@ -233,7 +248,7 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 	if err := b.core.ConfigMaps(b.cfg.namespace).Delete(ctx, c.obj(), metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
 		return wrap(err, "remove %s (ConfigMap %s)", c.rec.Name, c.obj())
 	}
-	b.event(ctx, c.cm, c.rec, "destroy", nil)
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "destroy", nil)
 	return b.unpublishApp(ctx, c.rec)
 }
 
@@ -250,7 +265,7 @@ func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
 	code := 0
 	gone := false
 	err = b.watchPod(ctx, c.obj(), func(p *corev1.Pod) (bool, error) {
-		if p == nil || !ownedBy(p, c.cm.UID) {
+		if p == nil || c.cm != nil && !ownedBy(p, c.cm.UID) || c.cm == nil && p.UID != c.pod.UID {
 			gone = true
 			return true, nil
 		}
@@ -286,6 +301,9 @@ func running(s backends.State) bool {
 // grace period) and starts a new pod from the same record: a pod's
 // containers cannot be restarted in place through the API.
 func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions) error {
+	if c, err := b.find(ctx, id); err == nil && c.cm == nil {
+		return b.restartReplica(ctx, c, o)
+	}
 	if err := b.Stop(ctx, id, o); err != nil {
 		return err
 	}

@@ -1,0 +1,236 @@
+package kubernetes
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/backendtest"
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+func TestNumbered(t *testing.T) {
+	at := func(s int) metav1.Time { return metav1.NewTime(time.Unix(int64(s), 0)) }
+	pod := func(name string, created int, label string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at(created), Labels: map[string]string{}}}
+		if label != "" {
+			p.Labels[labelReplica] = label
+		}
+		return p
+	}
+	// b keeps its 2; the older of two claiming 1 keeps it; the rest fill
+	// the gaps oldest first.
+	a, b, c, d, e := pod("a", 1, "1"), pod("b", 2, "2"), pod("c", 3, "1"), pod("d", 4, ""), pod("e", 5, "x")
+	got := numbered([]*corev1.Pod{e, d, c, b, a})
+	want := map[*corev1.Pod]int{a: 1, b: 2, c: 3, d: 4, e: 5}
+	for p, n := range want {
+		if got[p] != n {
+			t.Errorf("pod %s: replica %d, want %d", p.Name, got[p], n)
+		}
+	}
+}
+
+func TestWorkloadContainer(t *testing.T) {
+	rec := record{Name: "p-web-1", Project: "p", App: "web", Image: "img", Labels: map[string]string{backends.LabelReplica: "1"},
+		Workload: "Deployment/p-web", NamePrefix: "p-web-"}
+	body, _ := json.Marshal(rec)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-web-abc", UID: types.UID("u1"),
+		Labels: map[string]string{labelReplica: "3"}, Annotations: map[string]string{annRecord: string(body)}}}
+	c, ok := workloadContainer(p, 0)
+	if !ok {
+		t.Fatal("no container from a pod with a record")
+	}
+	if c.rec.Name != "p-web-3" || c.rec.Replica != 3 || c.rec.Labels[backends.LabelReplica] != "3" ||
+		c.rec.Labels[backends.LabelWorkload] != "Deployment/p-web" || len(c.rec.ID) != 64 || c.obj() != "p-web-abc" {
+		t.Fatalf("container %+v", c.rec)
+	}
+	if rec.Labels[backends.LabelReplica] != "1" {
+		t.Fatal("the template's labels were changed")
+	}
+	if _, ok := workloadContainer(&corev1.Pod{}, 1); ok {
+		t.Fatal("a pod without a record is a container")
+	}
+}
+
+func TestFitsWorkload(t *testing.T) {
+	b := &Backend{cfg: config{controllers: true, publish: PublishHostPort}}
+	fits := backends.WorkloadSpec{Template: backends.ContainerSpec{Ports: []backends.PortMapping{{HostPort: 8080, ContainerPort: 80}}}, Replicas: 1}
+	if why := b.FitsWorkload(fits); why != "" {
+		t.Fatalf("plain app does not fit: %s", why)
+	}
+	for name, w := range map[string]backends.WorkloadSpec{
+		"restart no":                 {Template: backends.ContainerSpec{Restart: spec.RestartPolicy{Name: spec.RestartNo}}, Replicas: 1},
+		"ephemeral port, 2 replicas": {Template: backends.ContainerSpec{Ports: []backends.PortMapping{{ContainerPort: 80}}}, Replicas: 2},
+		"companion":                  {Template: backends.ContainerSpec{Sidecar: &backends.Sidecar{}}, Replicas: 1},
+	} {
+		if b.FitsWorkload(w) == "" {
+			t.Errorf("%s: fits a workload", name)
+		}
+	}
+	one := backends.WorkloadSpec{Template: backends.ContainerSpec{Restart: spec.RestartPolicy{Name: spec.RestartNo}}, Replicas: 1, Complete: true}
+	if why := b.FitsWorkload(one); why != "" {
+		t.Fatalf("a one-shot app does not fit a Job: %s", why)
+	}
+	b.cfg.controllers = false
+	if b.FitsWorkload(fits) == "" {
+		t.Fatal("fits with " + EnvWorkloads + "=pods")
+	}
+}
+
+// TestWorkloads runs a project through the engine with apps as
+// controllers on the real cluster: a one-shot app as a Job, a replicated
+// server as a Deployment its peers reach by name, scaled, rolled to a new
+// template, and taken down with nothing left.
+func TestWorkloads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b0 := newTestBackend(t)
+	b, err := New(ctx, WithEnviron(append(testEnviron(), EnvWorkloads+"=controllers")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engine.New(b, engine.WithLockDir(t.TempDir()))
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	project := "wl" + hex.EncodeToString(suffix)
+	t.Cleanup(func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer dcancel()
+		if err := e.Down(dctx, project, engine.DownOptions{Volumes: true}); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		sel := metav1.ListOptions{LabelSelector: labelProject + "=" + project}
+		if pods, err := b0.core.Pods(b0.cfg.namespace).List(dctx, sel); err != nil || len(pods.Items) > 0 {
+			t.Errorf("pods left after down: %v %v", len(pods.Items), err)
+		}
+		if d, err := b0.apps.Deployments(b0.cfg.namespace).List(dctx, sel); err == nil && len(d.Items) > 0 {
+			t.Errorf("Deployments left after down: %d", len(d.Items))
+		}
+		if j, err := b0.batch.Jobs(b0.cfg.namespace).List(dctx, sel); err == nil && len(j.Items) > 0 {
+			t.Errorf("Jobs left after down: %d", len(j.Items))
+		}
+	})
+	web := spec.App{Image: backendtest.Image, Init: ptr(true), Replicas: ptr(2), Env: map[string]string{"V": "1"},
+		Command:   spec.Command{"sh", "-c", "mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www"},
+		DependsOn: map[string]spec.Dependency{"init": {Condition: spec.ConditionCompleted}},
+	}
+	p := spec.Project{Name: project, Services: map[string]spec.App{
+		"init":   {Image: backendtest.Image, Command: spec.Command{"sh", "-c", "echo initialized"}},
+		"web":    web,
+		"client": {Image: backendtest.Image, Init: ptr(true), Command: spec.Command{"sleep", "3600"}},
+	}}.Normalize()
+	up := func() {
+		t.Helper()
+		if _, err := e.Up(ctx, p, engine.UpOptions{}); err != nil {
+			t.Fatalf("up: %v", err)
+		}
+	}
+	list := func(app string) []backends.Container {
+		t.Helper()
+		cs, err := b.List(ctx, backends.ListOptions{All: true, Labels: map[string]string{backends.ComposeProject: project, backends.ComposeService: app}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	sh := func(id, script string) string {
+		t.Helper()
+		var out bytes.Buffer
+		code, err := b.Exec(ctx, id, backends.ExecOptions{Cmd: []string{"sh", "-c", script}, Stdout: &out, Stderr: &out})
+		if err != nil || code != 0 {
+			t.Fatalf("exec %q: code %d, %v: %s", script, code, err, out.String())
+		}
+		return strings.TrimSpace(out.String())
+	}
+	up()
+
+	if _, err := b.apps.Deployments(b.cfg.namespace).Get(ctx, workloadName(project, "web"), metav1.GetOptions{}); err != nil {
+		t.Fatalf("web is no Deployment: %v", err)
+	}
+	if _, err := b.batch.Jobs(b.cfg.namespace).Get(ctx, workloadName(project, "init"), metav1.GetOptions{}); err != nil {
+		t.Fatalf("init is no Job: %v", err)
+	}
+	inits := list("init")
+	if len(inits) != 1 || inits[0].State != backends.StateExited || inits[0].ExitCode != 0 || inits[0].Labels[backends.LabelWorkload] == "" {
+		t.Fatalf("init replicas: %+v", inits)
+	}
+	webs := list("web")
+	names := map[string]bool{}
+	for _, c := range webs {
+		names[c.Name] = c.Running()
+	}
+	if len(webs) != 2 || !names[project+"-web-1"] || !names[project+"-web-2"] {
+		t.Fatalf("web replicas: %v", names)
+	}
+	// Each replica is a container: inspect and exec by name; peers reach
+	// the service and each replica by name.
+	if d, err := b.Inspect(ctx, project+"-web-2"); err != nil || !d.Running() {
+		t.Fatalf("inspect web-2: %+v %v", d.Container, err)
+	}
+	client := list("client")[0]
+	for _, host := range []string{"web", project + "-web-1", project + "-web-2"} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var out bytes.Buffer
+			code, _ := b.Exec(ctx, client.ID, backends.ExecOptions{Cmd: []string{"sh", "-c", "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 " + host + " 8080"}, Stdout: &out, Stderr: &out})
+			if code == 0 && strings.Contains(out.String(), "200 OK") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("client cannot reach %s: %s", host, out.String())
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	if v := sh(project+"-web-1", "echo $V"); v != "1" {
+		t.Fatalf("V = %q", v)
+	}
+
+	// Scaling keeps the replicas there are; a new template rolls them.
+	before := webs[0].ID
+	web.Replicas = ptr(3)
+	p.Services["web"] = web
+	p = p.Normalize()
+	up()
+	if webs = list("web"); len(webs) != 3 {
+		t.Fatalf("after scaling to 3: %d replicas", len(webs))
+	}
+	if !containsID(webs, before) {
+		t.Fatal("scaling replaced a replica")
+	}
+	web.Env = map[string]string{"V": "2"}
+	p.Services["web"] = web
+	p = p.Normalize()
+	up()
+	webs = list("web")
+	if len(webs) != 3 || containsID(webs, before) {
+		t.Fatalf("after the new template: %d replicas, old one kept: %v", len(webs), containsID(webs, before))
+	}
+	if v := sh(webs[0].ID, "echo $V"); v != "2" {
+		t.Fatalf("V after the rollout = %q", v)
+	}
+	// A replica cannot be stopped on its own: the error says what to do.
+	if err := b.Stop(ctx, webs[0].ID, backends.StopOptions{}); err == nil || !strings.Contains(err.Error(), "--scale") {
+		t.Fatalf("stop of a replica: %v", err)
+	}
+}
+
+func containsID(cs []backends.Container, id string) bool {
+	for _, c := range cs {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
