@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/containerd/errdefs"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,25 +19,34 @@ import (
 )
 
 // container is one container: its record (in its ConfigMap) and its pod,
-// nil while it has none.
+// nil while it has none. A workload's replica (workload.go) has no
+// ConfigMap: its record is its pod template's, and a stopped one is an
+// entry of its Deployment (stoppedOf).
 type container struct {
-	cm  *corev1.ConfigMap
-	rec record
-	pod *corev1.Pod
+	cm        *corev1.ConfigMap
+	rec       record
+	pod       *corev1.Pod
+	stoppedOf *appsv1.Deployment
 }
 
-// obj is the name its record, pod and files Secret share.
-// A workload's replica has no record of its own: its pod's name.
+// obj is the name its record, pod and files Secret share; a workload's
+// replica's is its pod's ("" when stopped).
 func (c container) obj() string {
-	if c.cm == nil {
+	switch {
+	case c.cm != nil:
+		return c.cm.Name
+	case c.pod != nil:
 		return c.pod.Name
 	}
-	return c.cm.Name
+	return ""
 }
 
 // ref is what the container's events are about: its record, or a
-// workload replica's pod.
+// workload replica's pod (a stopped one's Deployment).
 func (c container) ref(namespace string) corev1.ObjectReference {
+	if d := c.stoppedOf; d != nil {
+		return corev1.ObjectReference{APIVersion: "apps/v1", Kind: kindDeployment, Namespace: namespace, Name: d.Name, UID: d.UID}
+	}
 	if c.cm == nil {
 		return corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: namespace, Name: c.pod.Name, UID: c.pod.UID}
 	}
@@ -191,7 +201,24 @@ func (b *Backend) list(ctx context.Context, filter map[string]string) ([]contain
 		}
 		out = append(out, c)
 	}
-	for _, c := range workloadContainers(pods.Items) {
+	var deps []appsv1.Deployment
+	if b.cfg.controllers {
+		// Stopped replicas are entries of their Deployment.
+		depSel := labels.Set{}
+		for _, k := range []string{labelProject, labelApp} {
+			if v, ok := sel[k]; ok {
+				depSel[k] = v
+			}
+		}
+		if deps, err = b.listDeployments(ctx, depSel); err != nil {
+			return nil, err
+		}
+	}
+	ws := workloadContainers(pods.Items, reservedNumbers(deps))
+	for i := range deps {
+		ws = append(ws, stoppedContainers(&deps[i])...)
+	}
+	for _, c := range ws {
 		if matchLabels(c.rec.Labels, filter) {
 			out = append(out, c)
 		}

@@ -27,6 +27,9 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if c.stoppedOf != nil {
+		return b.startStopped(ctx, c)
+	}
 	if c.cm == nil {
 		return b.startReplica(c)
 	}

@@ -33,7 +33,9 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 		return nil // not running: nothing to stop (a finished pod keeps its logs)
 	}
 	if c.cm == nil {
-		return notForReplica(c, "stop")
+		if err := b.releaseReplica(ctx, c); err != nil {
+			return err
+		}
 	}
 	grace := 10 * time.Second
 	if c.rec.Pod.TerminationGracePeriodSeconds != nil {
@@ -56,7 +58,9 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 	}
 	begin := time.Now()
 	var final *podState
-	if sig != sigterm && sig != sigkill && stateOf(c.pod).state == backends.StateRunning {
+	if sig != sigterm && sig != sigkill && stateOf(c.pod).state == backends.StateRunning && c.cm != nil {
+		// (A workload's replica is being deleted already: its preStop
+		// hook sends the signal.)
 		if err := b.signal(ctx, c, sig); err == nil {
 			final = b.awaitExit(ctx, c, begin, grace)
 		}
@@ -76,7 +80,11 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 	if final != nil {
 		st = *final
 	}
-	if err := b.saveState(ctx, c, func(ls *lastState) { fromPod(ls, st) }); err != nil {
+	save := func() error { return b.saveState(ctx, c, func(ls *lastState) { fromPod(ls, st) }) }
+	if c.cm == nil {
+		save = func() error { return b.noteStopped(ctx, c, st) }
+	}
+	if err := save(); err != nil {
 		return err
 	}
 	code := st.exitCode

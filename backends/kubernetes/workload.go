@@ -143,10 +143,14 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 	}
 	oldFiles := ""
 	switch {
-	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas):
+	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0):
 		// Unchanged: wait for what may still be starting.
 	case same:
-		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr(int32(w.Replicas)) })
+		// Scaled, or replicas were stopped: the spec's number runs.
+		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
+			d.Spec.Replicas = ptr(int32(w.Replicas))
+			setStopped(d, nil)
+		})
 	default:
 		var tmpl corev1.PodTemplateSpec
 		if tmpl, err = b.podTemplate(ctx, w, name, hash); err != nil {
@@ -314,6 +318,7 @@ func (b *Backend) putWorkload(ctx context.Context, w backends.WorkloadSpec, name
 	if exists {
 		return b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
 			d.Spec.Replicas, d.Spec.Template = ptr(int32(w.Replicas)), tmpl
+			setStopped(d, nil)
 		})
 	}
 	dep := &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
@@ -342,8 +347,8 @@ func (b *Backend) updateDeployment(ctx context.Context, name string, change func
 }
 
 // awaitWorkload waits until want replicas of the template (hash) have
-// started (a Job's may have finished) and no pod of an earlier template is
-// left, then numbers the replicas. It fails with what keeps a replica from
+// started (a Job's may have finished; a Deployment's number is its own)
+// and no pod of an earlier template is left, then numbers the replicas. It fails with what keeps a replica from
 // starting.
 func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, want int) ([]container, error) {
 	wctx, cancel := context.WithTimeout(ctx, b.cfg.startTimeout)
@@ -352,6 +357,18 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 	checked := time.Now()
 	var last []corev1.Pod
 	for {
+		if w.dep != nil {
+			// The Deployment's own count: others may be starting or
+			// stopping replicas of it meanwhile.
+			d, err := b.apps.Deployments(b.cfg.namespace).Get(wctx, w.name, metav1.GetOptions{})
+			if err != nil {
+				if wctx.Err() != nil {
+					break
+				}
+				return nil, wrap(err, "get Deployment %s", w.name)
+			}
+			w.dep, want = d, int(ptrOr(d.Spec.Replicas, 1))
+		}
 		list, err := b.core.Pods(b.cfg.namespace).List(wctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			if wctx.Err() != nil {
@@ -389,7 +406,14 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 			checked = time.Now()
 		}
 		if current == want && ready == want && others == 0 {
-			return b.numberReplicas(ctx, list.Items)
+			var reserved map[int]bool
+			if w.dep != nil {
+				reserved = map[int]bool{}
+				for n := range stoppedOf(w.dep) {
+					reserved[n] = true
+				}
+			}
+			return b.numberReplicas(ctx, list.Items, reserved)
 		}
 		select {
 		case <-wctx.Done():
@@ -415,7 +439,7 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 // numberReplicas gives each pod without one the lowest free replica
 // number (a label, so a replica keeps its name), and returns them all as
 // containers.
-func (b *Backend) numberReplicas(ctx context.Context, pods []corev1.Pod) ([]container, error) {
+func (b *Backend) numberReplicas(ctx context.Context, pods []corev1.Pod, reserved map[int]bool) ([]container, error) {
 	ptrs := make([]*corev1.Pod, 0, len(pods))
 	for i := range pods {
 		if pods[i].DeletionTimestamp == nil {
@@ -423,7 +447,7 @@ func (b *Backend) numberReplicas(ctx context.Context, pods []corev1.Pod) ([]cont
 		}
 	}
 	var out []container
-	for p, n := range numbered(ptrs) {
+	for p, n := range numbered(ptrs, reserved) {
 		if p.Labels[labelReplica] != fmt.Sprint(n) {
 			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, labelReplica, fmt.Sprint(n))
 			np, err := b.core.Pods(b.cfg.namespace).Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{})

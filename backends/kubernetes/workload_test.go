@@ -30,10 +30,10 @@ func TestNumbered(t *testing.T) {
 		return p
 	}
 	// b keeps its 2; the older of two claiming 1 keeps it; the rest fill
-	// the gaps oldest first.
+	// the gaps oldest first, around a stopped replica's 4.
 	a, b, c, d, e := pod("a", 1, "1"), pod("b", 2, "2"), pod("c", 3, "1"), pod("d", 4, ""), pod("e", 5, "x")
-	got := numbered([]*corev1.Pod{e, d, c, b, a})
-	want := map[*corev1.Pod]int{a: 1, b: 2, c: 3, d: 4, e: 5}
+	got := numbered([]*corev1.Pod{e, d, c, b, a}, map[int]bool{4: true})
+	want := map[*corev1.Pod]int{a: 1, b: 2, c: 3, d: 5, e: 6}
 	for p, n := range want {
 		if got[p] != n {
 			t.Errorf("pod %s: replica %d, want %d", p.Name, got[p], n)
@@ -220,9 +220,49 @@ func TestWorkloads(t *testing.T) {
 	if v := sh(webs[0].ID, "echo $V"); v != "2" {
 		t.Fatalf("V after the rollout = %q", v)
 	}
-	// A replica cannot be stopped on its own: the error says what to do.
-	if err := b.Stop(ctx, webs[0].ID, backends.StopOptions{}); err == nil || !strings.Contains(err.Error(), "--scale") {
-		t.Fatalf("stop of a replica: %v", err)
+	// A replica stops alone (the Deployment keeps one fewer) and stays a
+	// container, exited, until started again under its number.
+	name2 := project + "-web-2"
+	if err := b.Stop(ctx, name2, backends.StopOptions{}); err != nil {
+		t.Fatalf("stop web-2: %v", err)
+	}
+	states := func() map[string]backends.State {
+		out := map[string]backends.State{}
+		for _, c := range list("web") {
+			out[c.Name] = c.State
+		}
+		return out
+	}
+	if st := states(); len(st) != 3 || st[name2] != backends.StateExited || st[project+"-web-1"] != backends.StateRunning || st[project+"-web-3"] != backends.StateRunning {
+		t.Fatalf("after stopping web-2: %v", st)
+	}
+	if d, _ := b.apps.Deployments(b.cfg.namespace).Get(ctx, workloadName(project, "web"), metav1.GetOptions{}); d == nil || ptrOr(d.Spec.Replicas, 0) != 2 {
+		t.Fatalf("Deployment replicas after a stop: %v", d)
+	}
+	if err := b.Start(ctx, name2); err != nil {
+		t.Fatalf("start web-2: %v", err)
+	}
+	if st := states(); len(st) != 3 || st[name2] != backends.StateRunning {
+		t.Fatalf("after starting web-2: %v", st)
+	}
+	// The whole service stops and starts as compose stop/start do.
+	if err := e.Stop(ctx, project, engine.LifecycleOptions{Services: []string{"web"}}); err != nil {
+		t.Fatalf("stop web: %v", err)
+	}
+	for n, st := range states() {
+		if st != backends.StateExited {
+			t.Fatalf("after stop: %s is %s", n, st)
+		}
+	}
+	if err := e.Start(ctx, project, engine.LifecycleOptions{Services: []string{"web"}}); err != nil {
+		t.Fatalf("start web: %v", err)
+	}
+	if st := states(); len(st) != 3 || st[project+"-web-1"] != backends.StateRunning || st[project+"-web-3"] != backends.StateRunning {
+		t.Fatalf("after start: %v", st)
+	}
+	// What one replica cannot do alone is refused with what to do.
+	if err := b.Rename(ctx, name2, "other"); err == nil || !strings.Contains(err.Error(), "--scale") {
+		t.Fatalf("rename of a replica: %v", err)
 	}
 }
 

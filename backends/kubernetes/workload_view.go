@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/containerd/errdefs"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,8 +55,9 @@ func podID(uid types.UID) string {
 }
 
 // numbered gives each pod its replica number: its label's, unless taken
-// by an older pod, else the lowest free number (oldest pod first).
-func numbered(pods []*corev1.Pod) map[*corev1.Pod]int {
+// by an older pod, else the lowest free number (oldest pod first) that is
+// not reserved (a stopped replica's).
+func numbered(pods []*corev1.Pod, reserved map[int]bool) map[*corev1.Pod]int {
 	sort.SliceStable(pods, func(i, j int) bool {
 		ti, tj := pods[i].CreationTimestamp, pods[j].CreationTimestamp
 		if !ti.Equal(&tj) {
@@ -64,7 +66,10 @@ func numbered(pods []*corev1.Pod) map[*corev1.Pod]int {
 		return pods[i].Name < pods[j].Name
 	})
 	out := map[*corev1.Pod]int{}
-	used := map[int]bool{}
+	used := maps.Clone(reserved)
+	if used == nil {
+		used = map[int]bool{}
+	}
 	var rest []*corev1.Pod
 	for _, p := range pods {
 		n, err := strconv.Atoi(p.Labels[labelReplica])
@@ -85,8 +90,9 @@ func numbered(pods []*corev1.Pod) map[*corev1.Pod]int {
 }
 
 // workloadContainers are the replicas among pods (any pods of the
-// namespace), numbered per app.
-func workloadContainers(pods []corev1.Pod) []container {
+// namespace), numbered per app around the stopped ones' numbers
+// (reservedNumbers).
+func workloadContainers(pods []corev1.Pod, reserved map[string]map[int]bool) []container {
 	byApp := map[string][]*corev1.Pod{}
 	for i := range pods {
 		p := &pods[i]
@@ -96,8 +102,8 @@ func workloadContainers(pods []corev1.Pod) []container {
 		}
 	}
 	var out []container
-	for _, ps := range byApp {
-		for p, n := range numbered(ps) {
+	for key, ps := range byApp {
+		for p, n := range numbered(ps, reserved[key]) {
 			if c, ok := workloadContainer(p, n); ok {
 				out = append(out, c)
 			}
@@ -114,9 +120,19 @@ func (b *Backend) findWorkload(ctx context.Context, ref string) ([]container, er
 	if err != nil {
 		return nil, wrap(err, "find container %s", ref)
 	}
+	var deps []appsv1.Deployment
+	if b.cfg.controllers {
+		if deps, err = b.listDeployments(ctx, nil); err != nil {
+			return nil, err
+		}
+	}
+	cands := workloadContainers(pods.Items, reservedNumbers(deps))
+	for i := range deps {
+		cands = append(cands, stoppedContainers(&deps[i])...)
+	}
 	name := strings.TrimPrefix(ref, "/")
 	var byID, byName, byPrefix []container
-	for _, c := range workloadContainers(pods.Items) {
+	for _, c := range cands {
 		switch {
 		case c.rec.ID == ref:
 			byID = append(byID, c)
@@ -155,6 +171,9 @@ func (b *Backend) startReplica(c container) error {
 // removeReplica removes a Job's finished replica with its Job (a Job's
 // pods go together); a running replica is its workload's to keep.
 func (b *Backend) removeReplica(ctx context.Context, c container) error {
+	if c.stoppedOf != nil {
+		return b.dropStopped(ctx, c)
+	}
 	kind, name, _ := strings.Cut(c.rec.Workload, "/")
 	if kind != kindJob || running(stateOf(c.pod).state) {
 		return notForReplica(c, "remove")
@@ -174,6 +193,9 @@ func (b *Backend) removeReplica(ctx context.Context, c container) error {
 // timeout) and waits for the workload to have all its replicas running
 // again: the replacement is a new pod, so a new container.
 func (b *Backend) restartReplica(ctx context.Context, c container, o backends.StopOptions) error {
+	if c.stoppedOf != nil {
+		return b.startStopped(ctx, c)
+	}
 	grace := graceOf(c.pod.Spec, o.Timeout)
 	if err := b.deletePod(ctx, c.obj(), grace, nil); err != nil {
 		return fmt.Errorf("restart %s: %w", c.rec.Name, err)
