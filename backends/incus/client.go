@@ -275,6 +275,11 @@ func classify(status int, msg string) error {
 }
 
 // websocket opens one of an operation's websockets.
+// errOperationGone: the operation ended before one of its websockets
+// connected. Incus gives an exec a few seconds to have all of them
+// connected and runs the command only then, so the command never ran.
+var errOperationGone = errors.New("the operation ended before its websockets connected")
+
 func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket.Conn, error) {
 	u := "ws://incus/1.0/operations/" + url.PathEscape(opID) + "/websocket?secret=" + url.QueryEscape(secret)
 	if c.project != "" && c.project != "default" {
@@ -284,6 +289,9 @@ func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
+		}
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("exec websocket of operation %s: %w", opID, errOperationGone)
 		}
 		return nil, fmt.Errorf("exec websocket: %w", c.transportError(ctx, err))
 	}

@@ -95,8 +95,18 @@ func initPathOf(in instance) (string, error) {
 }
 
 // execOp starts an exec operation, wires its websockets to s and returns
-// the exit code.
+// the exit code. An operation that ended before its websockets connected
+// (a loaded host) never ran its command: it is started again.
 func (b *Backend) execOp(ctx context.Context, name string, post execPost, s streams) (int, error) {
+	for attempt := 1; ; attempt++ {
+		code, err := b.execOnce(ctx, name, post, s)
+		if !errors.Is(err, errOperationGone) || attempt == 3 || ctx.Err() != nil {
+			return code, err
+		}
+	}
+}
+
+func (b *Backend) execOnce(ctx context.Context, name string, post execPost, s streams) (int, error) {
 	op, err := b.cli.start(ctx, request{method: "POST", path: instancePath(name) + "/exec", body: post})
 	if err != nil {
 		return -1, fmt.Errorf("exec in container %s: %w", name, err)

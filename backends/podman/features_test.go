@@ -266,7 +266,16 @@ func TestConnect(t *testing.T) {
 	c := started(t, b, project, spec.App{Name: "late", Command: sleeper, NetworkMode: "bridge"})
 	evCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, _ := b.Events(evCtx, backends.EventOptions{Networks: true, Labels: map[string]string{backends.LabelProject: project}})
+	// The connect happens once the stream is confirmed: a live stream
+	// set up after it would miss it.
+	subscribed := make(chan struct{})
+	events, _ := b.Events(evCtx, backends.EventOptions{Networks: true, Labels: map[string]string{backends.LabelProject: project},
+		Subscribed: func() { close(subscribed) }})
+	select {
+	case <-subscribed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream was not confirmed")
+	}
 	if err := b.Connect(ctx, n.Name, c.ID, []string{"late-alias"}); err != nil {
 		t.Fatal(err)
 	}
