@@ -209,7 +209,7 @@ func (b *Backend) Kill(ctx context.Context, id, signal string) error {
 		}
 		code := 128 + sigkill
 		b.event(ctx, c.ref(b.cfg.namespace), c.rec, "die", &code)
-		return nil
+		return b.settle(ctx, c)
 	}
 	var final *podState
 	if err := b.deletePod(ctx, c.obj(), 0, func(st podState) {

@@ -146,7 +146,11 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0):
 		// Unchanged: wait for what may still be starting.
 	case same:
-		// Scaled, or replicas were stopped: the spec's number runs.
+		// Scaled, or replicas were stopped: the spec's number runs; on a
+		// scale down the highest numbers go, as docker compose's do.
+		if err = b.markSurplus(ctx, cur, w.Replicas); err != nil {
+			return backends.WorkloadResult{}, err
+		}
 		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
 			d.Spec.Replicas = ptr(int32(w.Replicas))
 			setStopped(d, nil)
@@ -192,9 +196,6 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 	}
 	res := backends.WorkloadResult{Changed: !same}
 	for _, c := range cs2 {
-		if err := b.publish(ctx, c); err != nil {
-			return res, err
-		}
 		if !c.rec.Created.Before(begin) {
 			b.event(ctx, c.ref(b.cfg.namespace), c.rec, "create", nil)
 			b.event(ctx, c.ref(b.cfg.namespace), c.rec, "start", nil)
@@ -348,7 +349,8 @@ func (b *Backend) updateDeployment(ctx context.Context, name string, change func
 
 // awaitWorkload waits until want replicas of the template (hash) have
 // started (a Job's may have finished; a Deployment's number is its own)
-// and no pod of an earlier template is left, then numbers the replicas. It fails with what keeps a replica from
+// and no pod of an earlier template is left, then numbers the replicas
+// and publishes their names. It fails with what keeps a replica from
 // starting.
 func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, want int) ([]container, error) {
 	wctx, cancel := context.WithTimeout(ctx, b.cfg.startTimeout)
@@ -413,7 +415,18 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 					reserved[n] = true
 				}
 			}
-			return b.numberReplicas(ctx, list.Items, reserved)
+			cs, err := b.numberReplicas(ctx, list.Items, reserved)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				// A replica the workload made since (a pod deleted by
+				// anyone) resolves by its names from now on.
+				if err := b.publish(ctx, c); err != nil {
+					return nil, err
+				}
+			}
+			return cs, nil
 		}
 		select {
 		case <-wctx.Done():

@@ -30,10 +30,17 @@ const (
 	annDeletionCost = "controller.kubernetes.io/pod-deletion-cost"
 )
 
+// stoppedReplica is a stopped replica's last state and the controller
+// its pod had (its container ID comes from that).
+type stoppedReplica struct {
+	lastState
+	Owner types.UID `json:"owner,omitempty"`
+}
+
 // stoppedOf reads a Deployment's stopped replicas by number.
-func stoppedOf(d *appsv1.Deployment) map[int]lastState {
-	out := map[int]lastState{}
-	var raw map[string]lastState
+func stoppedOf(d *appsv1.Deployment) map[int]stoppedReplica {
+	out := map[int]stoppedReplica{}
+	var raw map[string]stoppedReplica
 	if json.Unmarshal([]byte(d.Annotations[annStopped]), &raw) != nil {
 		return out
 	}
@@ -46,12 +53,12 @@ func stoppedOf(d *appsv1.Deployment) map[int]lastState {
 }
 
 // setStopped writes the stopped replicas into d.
-func setStopped(d *appsv1.Deployment, st map[int]lastState) {
+func setStopped(d *appsv1.Deployment, st map[int]stoppedReplica) {
 	if len(st) == 0 {
 		delete(d.Annotations, annStopped)
 		return
 	}
-	raw := map[string]lastState{}
+	raw := map[string]stoppedReplica{}
 	for n, v := range st {
 		raw[strconv.Itoa(n)] = v
 	}
@@ -69,10 +76,10 @@ func stoppedContainers(d *appsv1.Deployment) []container {
 		return nil
 	}
 	var out []container
-	for n, ls := range stoppedOf(d) {
+	for n, s := range stoppedOf(d) {
 		r := rec
-		r.ID = podID(types.UID(string(d.UID) + "/" + strconv.Itoa(n)))
-		r.Replica, r.State, r.Created = n, ls, ls.StartedAt
+		r.ID = replicaID(s.Owner, n)
+		r.Replica, r.State, r.Created = n, s.lastState, s.StartedAt
 		if r.NamePrefix != "" {
 			r.Name = r.NamePrefix + strconv.Itoa(n)
 		}
@@ -142,7 +149,10 @@ func (b *Backend) releaseReplica(ctx context.Context, c container) error {
 		if _, done := stopped[c.rec.Replica]; !done {
 			d.Spec.Replicas = ptr(max(ptrOr(d.Spec.Replicas, 1)-1, 0))
 		}
-		stopped[c.rec.Replica] = lastState{Started: true, StartedAt: st.startedAt, RestartCount: st.restartCount}
+		stopped[c.rec.Replica] = stoppedReplica{
+			lastState: lastState{Started: true, StartedAt: st.startedAt, RestartCount: st.restartCount},
+			Owner:     controllerUID(c.pod),
+		}
 		setStopped(d, stopped)
 	})
 	if err != nil {
@@ -162,13 +172,31 @@ func (b *Backend) releaseReplica(ctx context.Context, c container) error {
 	return nil
 }
 
+// markSurplus makes the replicas numbered above want the first its
+// ReplicaSet deletes.
+func (b *Backend) markSurplus(ctx context.Context, w workload, want int) error {
+	pods, err := b.core.Pods(b.cfg.namespace).List(ctx, metav1.ListOptions{LabelSelector: w.podSelector()})
+	if err != nil {
+		return wrap(err, "list the pods of %s %s", w.kind, w.name)
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"-1000000"}}}`, annDeletionCost)
+	for _, p := range pods.Items {
+		if n, err := strconv.Atoi(p.Labels[labelReplica]); err == nil && n > want && p.DeletionTimestamp == nil {
+			if _, err := b.core.Pods(b.cfg.namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				return wrap(err, "scale %s down (mark pod %s to go first)", w.name, p.Name)
+			}
+		}
+	}
+	return nil
+}
+
 // noteStopped keeps a stopped replica's exit in its entry.
 func (b *Backend) noteStopped(ctx context.Context, c container, st podState) error {
 	return b.updateDeployment(ctx, deploymentOf(c), func(d *appsv1.Deployment) {
 		stopped := stoppedOf(d)
-		ls := stopped[c.rec.Replica]
-		fromPod(&ls, st)
-		stopped[c.rec.Replica] = ls
+		s := stopped[c.rec.Replica]
+		fromPod(&s.lastState, st)
+		stopped[c.rec.Replica] = s
 		setStopped(d, stopped)
 	})
 }

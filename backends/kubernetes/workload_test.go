@@ -260,6 +260,22 @@ func TestWorkloads(t *testing.T) {
 	if st := states(); len(st) != 3 || st[project+"-web-1"] != backends.StateRunning || st[project+"-web-3"] != backends.StateRunning {
 		t.Fatalf("after start: %v", st)
 	}
+	// A restarted replica is a new pod, the same container (name, ID),
+	// reachable by its name.
+	old, err := b.Inspect(ctx, project+"-web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restart(ctx, project+"-web-1", backends.StopOptions{}); err != nil {
+		t.Fatalf("restart web-1: %v", err)
+	}
+	if d, err := b.Inspect(ctx, project+"-web-1"); err != nil || !d.Running() || d.ID != old.ID || !d.StartedAt.After(old.StartedAt) {
+		t.Fatalf("web-1 after restart: %+v %v", d.Container, err)
+	}
+	client = list("client")[0]
+	if out := sh(client.ID, "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 "+project+"-web-1 8080"); !strings.Contains(out, "200 OK") {
+		t.Fatalf("web-1 after restart unreachable by name: %s", out)
+	}
 	// What one replica cannot do alone is refused with what to do.
 	if err := b.Rename(ctx, name2, "other"); err == nil || !strings.Contains(err.Error(), "--scale") {
 		t.Fatalf("rename of a replica: %v", err)

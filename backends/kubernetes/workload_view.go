@@ -32,7 +32,7 @@ func workloadContainer(p *corev1.Pod, n int) (container, bool) {
 	if n == 0 {
 		n, _ = strconv.Atoi(p.Labels[labelReplica])
 	}
-	r.ID, r.Replica, r.Created, r.Pod = podID(p.UID), n, p.CreationTimestamp.Time, p.Spec
+	r.ID, r.Replica, r.Created, r.Pod = replicaID(controllerUID(p), n), n, p.CreationTimestamp.Time, p.Spec
 	if r.NamePrefix != "" {
 		r.Name = r.NamePrefix + strconv.Itoa(n)
 	}
@@ -47,11 +47,23 @@ func workloadContainer(p *corev1.Pod, n int) (container, bool) {
 	return container{rec: r, pod: p}, true
 }
 
-// podID is a workload pod's container ID: 64 hex digits, like Docker's,
-// from the pod's UID.
-func podID(uid types.UID) string {
-	s := sha256.Sum256([]byte(uid))
+// replicaID is a workload replica's container ID: 64 hex digits, like
+// Docker's, from its pod's controller (the ReplicaSet of its template, or
+// its Job) and its number. Like a container's, it stays the same while the
+// replica is stopped, started and restarted, and is new when the template
+// changes (a new ReplicaSet).
+func replicaID(owner types.UID, n int) string {
+	s := sha256.Sum256([]byte(string(owner) + "/" + strconv.Itoa(n)))
 	return hex.EncodeToString(s[:])
+}
+
+// controllerUID is the UID of the pod's controller (the pod's own without
+// one).
+func controllerUID(p *corev1.Pod) types.UID {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return ref.UID
+	}
+	return p.UID
 }
 
 // numbered gives each pod its replica number: its label's, unless taken
@@ -200,15 +212,17 @@ func (b *Backend) restartReplica(ctx context.Context, c container, o backends.St
 	if err := b.deletePod(ctx, c.obj(), grace, nil); err != nil {
 		return fmt.Errorf("restart %s: %w", c.rec.Name, err)
 	}
+	return b.settle(ctx, c)
+}
+
+// settle waits for the replica's workload to have all its replicas
+// running again (and their names published) after one of its pods went.
+func (b *Backend) settle(ctx context.Context, c container) error {
 	_, name, _ := strings.Cut(c.rec.Workload, "/")
 	w, found, err := b.getWorkload(ctx, name)
-	if err != nil || !found {
+	if err != nil || !found || w.dep == nil {
 		return err
 	}
-	want := 1
-	if w.dep != nil {
-		want = int(ptrOr(w.dep.Spec.Replicas, 1))
-	}
-	_, err = b.awaitWorkload(ctx, w, w.template().Annotations[annConfigHash], want)
+	_, err = b.awaitWorkload(ctx, w, w.template().Annotations[annConfigHash], int(ptrOr(w.dep.Spec.Replicas, 1)))
 	return err
 }
