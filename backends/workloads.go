@@ -3,6 +3,8 @@ package backends
 import (
 	"context"
 	"time"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Workloads is implemented by a backend that can run an app's replicas as
@@ -43,6 +45,9 @@ type WorkloadSpec struct {
 	// Force replaces the replicas even when nothing changed (up
 	// --force-recreate).
 	Force bool
+	// Update is how a changed template rolls out (nil: one replica at a
+	// time, stop-first).
+	Update *spec.UpdateConfig
 }
 
 // WorkloadResult is what ApplyWorkload did.

@@ -73,10 +73,11 @@ func sortedDeps(a spec.App) []string {
 
 // configHash fingerprints everything that requires recreating a replica
 // when it changes: the app (minus scale, ordering and engine-run hooks), the
-// runtime names of its networks and volumes, and its files' content.
+// runtime names of its networks and volumes, and its files' content. (How
+// a change rolls out, update, is the workload's, not the replicas'.)
 func configHash(p spec.Project, a spec.App, files []backends.File) string {
 	a = spec.DeepCopy(a)
-	a.Replicas, a.DependsOn, a.Hooks, a.Devcontainer = nil, nil, nil, nil
+	a.Replicas, a.Update, a.DependsOn, a.Hooks, a.Devcontainer = nil, nil, nil, nil, nil
 	nets := map[string]string{}
 	for _, n := range a.Networks {
 		nets[n.Name] = p.Networks[n.Name].Name

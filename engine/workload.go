@@ -35,7 +35,7 @@ func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, has
 	if err != nil {
 		return nil, backends.WorkloadSpec{}, false, fmt.Errorf("create %s: %w", a.Name, err)
 	}
-	w := backends.WorkloadSpec{Template: tmpl, Replicas: a.ReplicaCount(), Complete: runsToCompletion(p, a), Force: force}
+	w := backends.WorkloadSpec{Template: tmpl, Replicas: a.ReplicaCount(), Complete: runsToCompletion(p, a), Force: force, Update: a.Update}
 	if a.ContainerName == "" {
 		w.NamePrefix = p.Name + "-" + a.Name + "-"
 	}

@@ -18,6 +18,7 @@ type App struct {
 	PullPolicy    string            `yaml:"pullPolicy,omitempty" json:"pullPolicy,omitempty"`
 	Platform      string            `yaml:"platform,omitempty" json:"platform,omitempty"`
 	Replicas      *int              `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+	Update        *UpdateConfig     `yaml:"update,omitempty" json:"update,omitempty"`
 	Restart       string            `yaml:"restart,omitempty" json:"restart,omitempty"`
 	ContainerName string            `yaml:"containerName,omitempty" json:"containerName,omitempty"`
 	Command       Command           `yaml:"command,omitempty" json:"command,omitzero"`
@@ -278,3 +279,18 @@ type Volume struct {
 	External   bool              `yaml:"external,omitempty" json:"external,omitempty"`
 	Labels     map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
 }
+
+// UpdateConfig is how a changed app replaces its replicas where the
+// runtime rolls them out (Compose's deploy.update_config): so many at a
+// time, each new one started before (start-first) or after (stop-first,
+// the default) the one it replaces stops.
+type UpdateConfig struct {
+	Parallelism int    `yaml:"parallelism,omitempty" json:"parallelism,omitempty"` // 0: one at a time
+	Order       string `yaml:"order,omitempty" json:"order,omitempty"`
+}
+
+// Update orders.
+const (
+	UpdateStopFirst  = "stop-first"
+	UpdateStartFirst = "start-first"
+)

@@ -82,6 +82,14 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 	if a.Replicas != nil && *a.Replicas < 0 {
 		ps.add(at+".replicas", "must be 0 or more")
 	}
+	if u := a.Update; u != nil {
+		if u.Parallelism < 0 {
+			ps.add(at+".update.parallelism", "must be 0 or more")
+		}
+		if u.Order != "" && u.Order != UpdateStopFirst && u.Order != UpdateStartFirst {
+			ps.add(at+".update.order", "%q: use %s or %s", u.Order, UpdateStopFirst, UpdateStartFirst)
+		}
+	}
 	if a.ContainerName != "" && a.ReplicaCount() > 1 {
 		ps.add(at+".containerName", "cannot be set when replicas > 1 (names must be unique)")
 	}

@@ -228,3 +228,24 @@ func TestEveryAttributeMappedOrWarned(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateConfig: deploy.update_config's batch size and order reach the
+// spec (a backend that rolls replicas out honors them); swarm's rollout
+// monitoring is warned by name.
+func TestUpdateConfig(t *testing.T) {
+	p, warns, err := translateSample(t, sample{yaml: "deploy: {update_config: {parallelism: 2, order: start-first, delay: 5s, failure_action: rollback}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := p.Services["s"].Update; u == nil || u.Parallelism != 2 || u.Order != spec.UpdateStartFirst {
+		t.Fatalf("update = %+v", u)
+	}
+	var fields []string
+	for _, w := range warns {
+		fields = append(fields, w.Field)
+	}
+	sort.Strings(fields)
+	if want := []string{"deploy.update_config.delay", "deploy.update_config.failure_action"}; !reflect.DeepEqual(fields, want) {
+		t.Fatalf("warned %v, want %v", fields, want)
+	}
+}

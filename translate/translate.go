@@ -125,6 +125,7 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 		a.StopGracePeriod = spec.DurationOf(time.Duration(*s.StopGracePeriod))
 	}
 	a.Replicas = t.replicas(s)
+	a.Update = t.update(s)
 	a.Restart = t.restart(s)
 	a.Env = environment(s.Environment)
 	a.Labels = nonEmptyMap(s.Labels)
@@ -161,6 +162,30 @@ func (t *translator) replicas(s types.ServiceConfig) *int {
 	}
 	n := s.GetScale()
 	return &n
+}
+
+// update keeps deploy.update_config's batch size and order; swarm's
+// rollout monitoring (delay, monitor, failure action and ratio) is warned.
+func (t *translator) update(s types.ServiceConfig) *spec.UpdateConfig {
+	if s.Deploy == nil || s.Deploy.UpdateConfig == nil {
+		return nil
+	}
+	u := s.Deploy.UpdateConfig
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"delay", u.Delay != 0}, {"failure_action", u.FailureAction != ""}, {"monitor", u.Monitor != 0}, {"max_failure_ratio", u.MaxFailureRatio != 0},
+	} {
+		if f.set {
+			t.warn(s.Name, "deploy.update_config."+f.name, "swarm's rollout monitoring is not supported; ignored")
+		}
+	}
+	out := &spec.UpdateConfig{Order: u.Order}
+	if u.Parallelism != nil {
+		out.Parallelism = int(min(*u.Parallelism, 1<<20))
+	}
+	return out
 }
 
 // restart maps restart, letting deploy.restart_policy win as docker
@@ -487,7 +512,6 @@ func (t *translator) resources(s types.ServiceConfig) *spec.Resources {
 		}{
 			{"mode", s.Deploy.Mode != "" && s.Deploy.Mode != "replicated"},
 			{"labels", len(s.Deploy.Labels) > 0},
-			{"update_config", s.Deploy.UpdateConfig != nil},
 			{"rollback_config", s.Deploy.RollbackConfig != nil},
 			{"placement", len(s.Deploy.Placement.Constraints)+len(s.Deploy.Placement.Preferences) > 0 || s.Deploy.Placement.MaxReplicas != 0},
 			{"endpoint_mode", s.Deploy.EndpointMode != ""},

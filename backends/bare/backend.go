@@ -98,6 +98,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	return backends.Capabilities{
 		Gaps: map[string]string{
 			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
+			"update":  backends.GapUpdate,
 		},
 		Features: []backends.Feature{
 			backends.FeatureImages, backends.FeaturePull, backends.FeatureNetworks, backends.FeatureConnect,

@@ -23,6 +23,7 @@ func capabilitiesFor(api string) backends.Capabilities {
 	gaps := map[string]string{
 		"resources.reservations.cpus": "Docker has no CPU reservation",
 		"resources.reservations.pids": "Docker has no PID reservation (pids is a limit only)",
+		"update":                      backends.GapUpdate,
 	}
 	if versions.LessThan(api, apiStartInterval) {
 		gaps["healthcheck.startInterval"] = "needs Docker API " + apiStartInterval + "+, the daemon speaks " + api

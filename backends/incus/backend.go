@@ -108,6 +108,7 @@ func capabilitiesFor(oci bool) backends.Capabilities {
 	gaps := map[string]string{
 		"egress":                 "egress policy needs the caretaker companion, a later release",
 		"logging":                "output goes to cornus's JSON-lines log in the container's record directory; no log drivers",
+		"update":                 backends.GapUpdate,
 		"deviceCgroupRules":      "an unprivileged Incus container cannot create device nodes (mknod is refused in its user namespace); use devices",
 		"networkMode":            "an Incus container always has a network namespace of its own: none and bridge are honored, host and container:/service: modes are not",
 		"pidMode":                "an Incus container always has a pid namespace of its own (LXC refuses to keep the host's)",

@@ -159,6 +159,9 @@ func capabilities(cfg config) backends.Capabilities {
 		NativeRestart:     true, // the kubelet
 		Sidecars:          true, // a native sidecar in the replica's pod (sidecar.go)
 	}
+	if !cfg.controllers {
+		c.Gaps["update"] = backends.GapUpdate
+	}
 	if !cfg.userNS {
 		c.Gaps["securityOpt.systempaths"] = "Kubernetes unmasks /proc only for pods in a user namespace, which the nodes' runtime must support (set " + EnvUserNamespaces + "=1 where it does)"
 	}

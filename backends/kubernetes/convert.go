@@ -49,7 +49,8 @@ type RenderOptions struct {
 // targets. The pod templates are the backend's own pods. It does no I/O;
 // the warnings name what has no Kubernetes form.
 func Render(p spec.Project, o RenderOptions) ([]byte, []spec.Warning, error) {
-	cfg := config{namespace: or(o.Namespace, DefaultNamespace), publish: or(o.Publish, PublishHostPort), clusterDomain: DefaultClusterDomain, storageClass: o.StorageClass}
+	cfg := config{namespace: or(o.Namespace, DefaultNamespace), publish: or(o.Publish, PublishHostPort), clusterDomain: DefaultClusterDomain,
+		storageClass: o.StorageClass, controllers: true}
 	var warns []spec.Warning
 	var objs []any
 	meta := func(name string, labels map[string]string) metav1.ObjectMeta {
@@ -285,7 +286,7 @@ func renderApp(p spec.Project, a spec.App, cfg config, claims map[string]volumeS
 			TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: meta(name, podLabels),
 			Spec: appsv1.DeploymentSpec{
 				Replicas: ptr(int32(a.ReplicaCount())), Selector: &metav1.LabelSelector{MatchLabels: sel}, Template: tmpl,
-				Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType},
+				Strategy: strategy(a.Update),
 			},
 		})
 	}

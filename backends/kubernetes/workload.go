@@ -11,9 +11,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/spec"
@@ -143,7 +145,8 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 	}
 	oldFiles := ""
 	switch {
-	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0):
+	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0 &&
+		equality.Semantic.DeepEqual(cur.dep.Spec.Strategy, strategy(w.Update))):
 		// Unchanged: wait for what may still be starting.
 	case same:
 		// Scaled, or replicas were stopped: the spec's number runs; on a
@@ -152,7 +155,7 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 			return backends.WorkloadResult{}, err
 		}
 		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
-			d.Spec.Replicas = ptr(int32(w.Replicas))
+			d.Spec.Replicas, d.Spec.Strategy = ptr(int32(w.Replicas)), strategy(w.Update)
 			setStopped(d, nil)
 		})
 	default:
@@ -318,13 +321,12 @@ func (b *Backend) putWorkload(ctx context.Context, w backends.WorkloadSpec, name
 	}
 	if exists {
 		return b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
-			d.Spec.Replicas, d.Spec.Template = ptr(int32(w.Replicas)), tmpl
+			d.Spec.Replicas, d.Spec.Template, d.Spec.Strategy = ptr(int32(w.Replicas)), tmpl, strategy(w.Update)
 			setStopped(d, nil)
 		})
 	}
 	dep := &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{
-		Replicas: ptr(int32(w.Replicas)), Selector: sel, Template: tmpl,
-		Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType},
+		Replicas: ptr(int32(w.Replicas)), Selector: sel, Template: tmpl, Strategy: strategy(w.Update),
 	}}
 	_, err := b.apps.Deployments(b.cfg.namespace).Create(ctx, dep, metav1.CreateOptions{})
 	return wrap(err, "create Deployment %s", name)
@@ -583,4 +585,20 @@ func graceOf(pod corev1.PodSpec, override *time.Duration) time.Duration {
 		return *override
 	}
 	return time.Duration(ptrOr(pod.TerminationGracePeriodSeconds, 30)) * time.Second
+}
+
+// strategy maps update onto a rolling update: so many replicas at a time
+// (default one), new ones surging first (start-first) or old ones going
+// first (stop-first, the default); without update, Kubernetes' own
+// defaults, spelled out so a re-apply compares equal.
+func strategy(u *spec.UpdateConfig) appsv1.DeploymentStrategy {
+	ru := &appsv1.RollingUpdateDeployment{MaxSurge: ptr(intstr.FromString("25%")), MaxUnavailable: ptr(intstr.FromString("25%"))}
+	if u != nil {
+		n := intstr.FromInt32(int32(max(u.Parallelism, 1)))
+		ru.MaxSurge, ru.MaxUnavailable = ptr(intstr.FromInt32(0)), &n
+		if u.Order == spec.UpdateStartFirst {
+			ru.MaxSurge, ru.MaxUnavailable = &n, ptr(intstr.FromInt32(0))
+		}
+	}
+	return appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: ru}
 }

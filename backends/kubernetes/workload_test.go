@@ -210,9 +210,14 @@ func TestWorkloads(t *testing.T) {
 		t.Fatal("scaling replaced a replica")
 	}
 	web.Env = map[string]string{"V": "2"}
+	web.Update = &spec.UpdateConfig{Parallelism: 2, Order: spec.UpdateStartFirst}
 	p.Services["web"] = web
 	p = p.Normalize()
 	up()
+	if d, err := b.apps.Deployments(b.cfg.namespace).Get(ctx, workloadName(project, "web"), metav1.GetOptions{}); err != nil ||
+		d.Spec.Strategy.RollingUpdate == nil || d.Spec.Strategy.RollingUpdate.MaxSurge.IntValue() != 2 || d.Spec.Strategy.RollingUpdate.MaxUnavailable.IntValue() != 0 {
+		t.Fatalf("update start-first, 2 at a time: strategy %+v, %v", d.Spec.Strategy, err)
+	}
 	webs = list("web")
 	if len(webs) != 3 || containsID(webs, before) {
 		t.Fatalf("after the new template: %d replicas, old one kept: %v", len(webs), containsID(webs, before))

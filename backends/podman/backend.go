@@ -136,6 +136,7 @@ func capabilitiesFor(info *hostInfo) backends.Capabilities {
 		"resources.reservations.cpus": "podman has no CPU reservation",
 		"resources.reservations.pids": "podman has no PID reservation (pids is a limit only)",
 		"logging.options":             "podman honors only max-size (the log file's size cap) and a journald tag; max-file and other options are ignored",
+		"update":                      backends.GapUpdate,
 	}
 	if info != nil && info.schedulesHealthchecks() {
 		// podman's systemd timers probe at the interval only; elsewhere
