@@ -722,6 +722,35 @@ var cases = []testCase{
 			}
 		},
 	},
+	{
+		name:   "a changed app rolls out as update says",
+		fields: []string{"update"},
+		sample: func(x *env) spec.App {
+			a := sleeper("app")
+			a.Update = &spec.UpdateConfig{Parallelism: 1, Order: spec.UpdateStartFirst}
+			return a
+		},
+		run: func(x *env) {
+			a := sleeper("app")
+			a.Replicas = ptr(2)
+			a.Update = &spec.UpdateConfig{Parallelism: 1, Order: spec.UpdateStartFirst}
+			a.Env = map[string]string{"V": "1"}
+			x.up(x.proj(a))
+			a.Env = map[string]string{"V": "2"}
+			x.up(x.proj(a))
+			cs := x.containers("app")
+			if len(cs) != 2 {
+				x.t.Fatalf("after the rollout: %d replicas, want 2", len(cs))
+			}
+			for _, c := range cs {
+				var out bytes.Buffer
+				code, err := x.b.Exec(x.ctx, c.ID, backends.ExecOptions{Cmd: []string{"sh", "-c", "echo $V"}, Stdout: &out})
+				if err != nil || code != 0 || strings.TrimSpace(out.String()) != "2" {
+					x.t.Fatalf("%s after the rollout: V=%q (exit %d, %v)", c.Name, out.String(), code, err)
+				}
+			}
+		},
+	},
 }
 
 func ptr[T any](v T) *T { return &v }
