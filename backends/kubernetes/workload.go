@@ -373,6 +373,8 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 			}
 			w.dep, want = d, int(ptrOr(d.Spec.Replicas, 1))
 		}
+		rolled := w.dep == nil || rolledOut(w.dep)
+		forced := w.template().Annotations[annForced]
 		list, err := b.core.Pods(b.cfg.namespace).List(wctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			if wctx.Err() != nil {
@@ -384,7 +386,7 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 		current, ready, others := 0, 0, 0
 		for i := range list.Items {
 			p := &list.Items[i]
-			if p.Annotations[annConfigHash] != hash || p.DeletionTimestamp != nil {
+			if p.Annotations[annConfigHash] != hash || p.Annotations[annForced] != forced || p.DeletionTimestamp != nil {
 				others++
 				continue
 			}
@@ -409,7 +411,7 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 		if time.Since(checked) > 3*time.Second {
 			checked = time.Now()
 		}
-		if current == want && ready == want && others == 0 {
+		if rolled && current == want && ready == want && others == 0 {
 			var reserved map[int]bool
 			if w.dep != nil {
 				reserved = map[int]bool{}
@@ -449,6 +451,18 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 	}
 	return nil, fmt.Errorf("%s %s: its %d replicas did not start within %s%s (set %s to wait longer): %w",
 		w.kind, w.name, want, b.cfg.startTimeout, why, EnvStartTimeout, errdefs.ErrUnavailable)
+}
+
+// rolledOut reports whether the Deployment's controller has seen its
+// latest spec and replaced every replica of earlier templates (kubectl
+// rollout status's test, without availability: a replica counts once its
+// container started, as a container does). Until then a pod list may
+// still show only the earlier template's pods: a forced rollout keeps the
+// config hash, and the controller acts after the update returns.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := ptrOr(d.Spec.Replicas, 1)
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.Replicas == want
 }
 
 // numberReplicas gives each pod without one the lowest free replica
