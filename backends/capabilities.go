@@ -165,4 +165,4 @@ func Unhonored(backend string, caps Capabilities, a spec.App) []spec.Warning {
 
 // GapUpdate is the update gap (deploy.update_config) of a backend whose
 // replicas the engine replaces itself.
-const GapUpdate = "the engine replaces a changed app's replicas all at once, each stopped before its replacement starts; kubernetes with CORNUS_K8S_WORKLOADS=controllers rolls them out as update says"
+const GapUpdate = "the engine replaces a changed app's replicas all at once, each stopped before its replacement starts (the kubernetes backend's Deployments roll them out as update says)"

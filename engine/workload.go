@@ -19,11 +19,18 @@ import (
 // (the engine runs those in each replica it creates).
 func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, hash string, files []backends.File, force bool) (backends.Workloads, backends.WorkloadSpec, bool, error) {
 	wl, ok := e.b.(backends.Workloads)
-	if !ok || hasHooks(a) {
+	if !ok {
+		return nil, backends.WorkloadSpec{}, false, nil
+	}
+	if hasHooks(a) {
+		e.updateUnused(ctx, a, "its lifecycle hooks run in each replica the engine creates")
 		return nil, backends.WorkloadSpec{}, false, nil
 	}
 	if e.companions != nil {
 		if _, need, err := e.companions.Attach(ctx, p, a, 1); err != nil || need {
+			if need {
+				e.updateUnused(ctx, a, "its caretaker companion is per replica")
+			}
 			return nil, backends.WorkloadSpec{}, false, err
 		}
 	}
@@ -39,10 +46,26 @@ func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, has
 	if a.ContainerName == "" {
 		w.NamePrefix = p.Name + "-" + a.Name + "-"
 	}
-	if wl.FitsWorkload(w) != "" {
+	if why := wl.FitsWorkload(w); why != "" {
+		e.updateUnused(ctx, a, why)
 		return nil, backends.WorkloadSpec{}, false, nil
 	}
 	return wl, w, true, nil
+}
+
+// updateUnused warns that the app's update settings go unused: the
+// backend rolls workloads out as update says, but this app runs replica by
+// replica (why), so a change replaces its replicas all at once. A backend
+// that declares update a gap has warned already.
+func (e *Engine) updateUnused(ctx context.Context, a spec.App, why string) {
+	if a.Update == nil {
+		return
+	}
+	if _, gap := e.caps.Gap("update"); gap {
+		return
+	}
+	e.progressOf(ctx).Event(progress.Event{Kind: "Service", ID: a.Name, Status: "Warning", Done: true,
+		Text: "update: not honored, the service runs replica by replica (" + why + "); a change replaces its replicas all at once"})
 }
 
 func isWorkload(c backends.Container) bool { return c.Labels[backends.LabelWorkload] != "" }

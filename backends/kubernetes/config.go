@@ -25,8 +25,8 @@ const (
 	EnvNetworkPolicy = "CORNUS_K8S_NETWORK_POLICY" // enforced | unenforced: what the CNI does
 	EnvStartTimeout  = "CORNUS_K8S_START_TIMEOUT"  // how long Start waits for a pod; default 2m
 	// EnvWorkloads is how cornus's own front ends run an app: "controllers"
-	// (a Deployment, or a Job for a one-shot app; workload.go) or "pods"
-	// (a pod per replica, as the Docker API proxy always does).
+	// (the default: a Deployment, or a Job for a one-shot app; workload.go)
+	// or "pods" (a pod per replica, as the Docker API proxy always does).
 	EnvWorkloads = "CORNUS_K8S_WORKLOADS"
 	// EnvUserNamespaces "1": the nodes run pods in user namespaces
 	// (hostUsers: false), so /proc can be unmasked (systempaths=unconfined).
@@ -74,9 +74,9 @@ func configFrom(env map[string]string) (config, error) {
 		startTimeout:  defaultStartTimeout,
 	}
 	switch strings.ToLower(env[EnvWorkloads]) {
-	case "controllers":
+	case "", "controllers":
 		c.controllers = true
-	case "", "pods":
+	case "pods":
 	default:
 		return c, fmt.Errorf("%s=%q: use controllers or pods: %w", EnvWorkloads, env[EnvWorkloads], errdefs.ErrInvalidArgument)
 	}

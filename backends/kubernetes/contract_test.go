@@ -25,11 +25,13 @@ func testEnviron() []string {
 	return env
 }
 
-func newTestBackend(t *testing.T) *Backend {
+// newTestBackend connects to the test cluster, with env (NAME=value)
+// added to the environment.
+func newTestBackend(t *testing.T, env ...string) *Backend {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := New(ctx, WithEnviron(testEnviron()))
+	b, err := New(ctx, WithEnviron(append(testEnviron(), env...)))
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("a Kubernetes cluster is required under CI (scripts/k8s.sh starts one): %v", err)
@@ -40,7 +42,14 @@ func newTestBackend(t *testing.T) *Backend {
 }
 
 // TestContract runs the backend contract suite against a real cluster
-// (issue 10), as cornus's namespaced service account.
+// (issue 10), as cornus's namespaced service account, with apps as
+// Deployments and Jobs (the default).
 func TestContract(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backends.Backend { return newTestBackend(t) })
+}
+
+// TestContractPods runs it again with a pod per replica
+// (CORNUS_K8S_WORKLOADS=pods, what the Docker API proxy always creates).
+func TestContractPods(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backends.Backend { return newTestBackend(t, EnvWorkloads+"=pods") })
 }

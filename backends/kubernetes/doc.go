@@ -3,28 +3,30 @@
 // portforward packages; core, discovery and networking API types), in one
 // namespace.
 //
-// The contract is Docker's, one container at a time, so a container is a
-// record and a pod: Create writes the record (a ConfigMap holding the pod
-// to run, the container's labels and, while it has no pod, its last exit)
-// and a files Secret for its secrets and configs; Start creates the pod,
-// owned by the record, and waits until the container started; Stop ends
-// the pod with the container's stop signal and grace period and keeps the
-// exit in the record; Remove deletes the record (the pod and Secret go
-// with it). Replicas are pods of their own (the engine numbers them), so
-// each can be stopped, inspected and exec'd into like a container.
+// cornus's own front ends run an app as a workload (backends.Workloads,
+// workload.go): a Deployment (its replicas, a rolling update when the
+// template changes), or a Job for an app others wait on with
+// service_completed_successfully. The pod template carries the replicas'
+// record, so each pod is still a container to List, Inspect, Exec, Logs
+// and the rest, numbered by a label cornus sets and named project-app-N;
+// one replica stops alone (the Deployment keeps one fewer) and what a
+// controller does not let one replica do (rename, connect) is refused
+// with what to do instead.
 //
-// With CORNUS_K8S_WORKLOADS=controllers, cornus's own front ends run an
-// app as a workload instead (backends.Workloads, workload.go): a
-// Deployment (its replicas, a rolling update when the template changes),
-// or a Job for an app others wait on with service_completed_successfully.
-// The pod template carries the replicas' record, so each pod is still a
-// container to List, Inspect, Exec, Logs and the rest, numbered by a label
-// cornus sets and named project-app-N; what a controller does not let one
-// replica do on its own (stop, rename, connect) is refused with what to
-// do instead. Apps with a per-replica companion, lifecycle hooks, restart
-// no or on-failure, or an ephemeral host port shared by replicas stay
-// pods of their own, as does everything the Docker API proxy creates.
-// `cornus compose convert --format k8s` renders the same objects as
+// Everything else is Docker's contract, one container at a time: apps
+// with a per-replica companion, lifecycle hooks, restart no or on-failure,
+// or an ephemeral host port shared by replicas; everything the Docker API
+// proxy creates; every app with CORNUS_K8S_WORKLOADS=pods. Such a
+// container is a record and a pod: Create writes the record (a ConfigMap
+// holding the pod to run, the container's labels and, while it has no
+// pod, its last exit) and a files Secret for its secrets and configs;
+// Start creates the pod, owned by the record, and waits until the
+// container started; Stop ends the pod with the container's stop signal
+// and grace period and keeps the exit in the record; Remove deletes the
+// record (the pod and Secret go with it). Its replicas are pods of their
+// own (the engine numbers them).
+//
+// `cornus compose convert --format k8s` renders the workloads as
 // manifests for kubectl.
 //
 // Entry points: New (WithEnviron, WithRESTConfig) and the *Backend
@@ -37,7 +39,7 @@
 // CORNUS_K8S_CLUSTER_DOMAIN (cluster.local), CORNUS_K8S_LIVENESS (1: the
 // healthcheck is a liveness probe too), CORNUS_K8S_NETWORK_POLICY
 // (enforced, unenforced), CORNUS_K8S_START_TIMEOUT (2m),
-// CORNUS_K8S_WORKLOADS (pods, controllers). The verbs it uses
+// CORNUS_K8S_WORKLOADS (controllers, the default; pods). The verbs it uses
 // are those of deploy/kubernetes/rbac.yaml (`cornus k8s rbac`).
 //
 // # Mapping

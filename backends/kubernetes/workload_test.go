@@ -63,6 +63,20 @@ func TestWorkloadContainer(t *testing.T) {
 	}
 }
 
+// Issue 10: an app is a Deployment (or a Job) unless the environment
+// asks for a pod per replica.
+func TestWorkloadsByDefault(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "controllers": true, "pods": false, "PODS": false} {
+		c, err := configFrom(map[string]string{EnvWorkloads: env})
+		if err != nil || c.controllers != want {
+			t.Errorf("%s=%q: controllers %v, %v; want %v", EnvWorkloads, env, c.controllers, err, want)
+		}
+	}
+	if _, err := configFrom(map[string]string{EnvWorkloads: "deployments"}); err == nil || !strings.Contains(err.Error(), EnvWorkloads) {
+		t.Errorf("an unknown mode: %v", err)
+	}
+}
+
 func TestFitsWorkload(t *testing.T) {
 	b := &Backend{cfg: config{controllers: true, publish: PublishHostPort}}
 	fits := backends.WorkloadSpec{Template: backends.ContainerSpec{Ports: []backends.PortMapping{{HostPort: 8080, ContainerPort: 80}}}, Replicas: 1}
@@ -95,11 +109,7 @@ func TestFitsWorkload(t *testing.T) {
 func TestWorkloads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	b0 := newTestBackend(t)
-	b, err := New(ctx, WithEnviron(append(testEnviron(), EnvWorkloads+"=controllers")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newTestBackend(t)
 	e := engine.New(b, engine.WithLockDir(t.TempDir()))
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
@@ -111,13 +121,13 @@ func TestWorkloads(t *testing.T) {
 			t.Errorf("down: %v", err)
 		}
 		sel := metav1.ListOptions{LabelSelector: labelProject + "=" + project}
-		if pods, err := b0.core.Pods(b0.cfg.namespace).List(dctx, sel); err != nil || len(pods.Items) > 0 {
+		if pods, err := b.core.Pods(b.cfg.namespace).List(dctx, sel); err != nil || len(pods.Items) > 0 {
 			t.Errorf("pods left after down: %v %v", len(pods.Items), err)
 		}
-		if d, err := b0.apps.Deployments(b0.cfg.namespace).List(dctx, sel); err == nil && len(d.Items) > 0 {
+		if d, err := b.apps.Deployments(b.cfg.namespace).List(dctx, sel); err == nil && len(d.Items) > 0 {
 			t.Errorf("Deployments left after down: %d", len(d.Items))
 		}
-		if j, err := b0.batch.Jobs(b0.cfg.namespace).List(dctx, sel); err == nil && len(j.Items) > 0 {
+		if j, err := b.batch.Jobs(b.cfg.namespace).List(dctx, sel); err == nil && len(j.Items) > 0 {
 			t.Errorf("Jobs left after down: %d", len(j.Items))
 		}
 	})
