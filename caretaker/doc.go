@@ -5,7 +5,7 @@
 // joins it), so what it sets up there, such as transparent egress, is in
 // place before the app's first instruction. Roles: egress (outbound/),
 // and in the server's remote mode mount (mountrole.go: client-local
-// mounts, mount/fuse over the relay, in the volume shared with the app,
+// mounts, package mount over the relay, in the volume shared with the app,
 // shared.go), portforward (forward.go: the server's dial streams dialed
 // on this namespace) and agent (agent.go: exec --forward-agent's
 // socket). Companions (companion.go) is the engine's hook that decides

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/cornus-dev/cornus/caretaker/mount/fuse"
+	"github.com/cornus-dev/cornus/caretaker/mount"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -20,12 +20,12 @@ func sharedPath(elem ...string) string {
 
 // mountAll is the mount role: each client-local mount, opened on the
 // relay (the server forwards it to the client's session, which serves
-// it over 9P), is mounted with FUSE under SharedDir/mounts/<index>. The
+// it over 9P), is mounted (kernel 9p, else FUSE) under SharedDir/mounts/<index>. The
 // shared volume is bound rshared, so the mount shows at the volume's
 // path on the runtime's host, where the app's rslave bind takes it. It
 // returns what it mounted, also on error.
-func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog.Logger) ([]*fuse.FS, error) {
-	var out []*fuse.FS
+func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog.Logger) ([]mount.FS, error) {
+	var out []mount.FS
 	for _, m := range mounts {
 		dir := sharedPath(mountsSubdir, strconv.Itoa(m.Index))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -36,19 +36,19 @@ func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog
 			return out, fmt.Errorf("mount %d: open the client's export: %w", m.Index, err)
 		}
 		// The mount lives until unmountAll, not until a request ends.
-		fs, err := fuse.Mount(context.WithoutCancel(ctx), conn, dir, fuse.Options{ReadOnly: m.ReadOnly, AllowOther: true})
+		fs, err := mount.Mount(ctx, conn, dir, mount.Options{ReadOnly: m.ReadOnly})
 		if err != nil {
 			return out, fmt.Errorf("mount %d: %w", m.Index, err)
 		}
 		out = append(out, fs)
-		log.Info("mounted", "index", m.Index, "at", dir, "readOnly", m.ReadOnly)
+		log.Info("mounted", "index", m.Index, "at", dir, "readOnly", m.ReadOnly, "kind", mount.Kind())
 	}
 	return out, nil
 }
 
 // unmountAll unmounts what mountAll mounted (the unmount propagates to
 // the runtime's host and to the app) and removes the mountpoints.
-func unmountAll(ms []*fuse.FS, log *slog.Logger) {
+func unmountAll(ms []mount.FS, log *slog.Logger) {
 	var errs []error
 	for _, fs := range ms {
 		if err := fs.Unmount(); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends/registry"
-	"github.com/cornus-dev/cornus/caretaker/mount/fuse"
+	"github.com/cornus-dev/cornus/caretaker/mount"
 )
 
 // localMountsServed reports whether the server's backend takes
@@ -102,7 +102,7 @@ services:
 		t.Errorf("an escape read the client's file outside the export:\n%s", out)
 	}
 	p.must("compose", "--progress", "quiet", "down")
-	if m, _ := fuse.Mounted(mountsDir()); len(m) != 0 {
+	if m, _ := mount.Mounted(mountsDir()); len(m) != 0 {
 		t.Errorf("still mounted after down: %v", m)
 	}
 	if c, _, _ := leftovers(t, b, p.name); c != 0 {
@@ -127,7 +127,7 @@ func TestServerLocalMountKilledClient(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(p.dir, "deploy.yaml"), "name: "+p.name+"\nservices:\n  app:\n    image: "+image+
 		"\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do dd if=/dev/zero bs=64k count=16 2>/dev/null >> /work/log; done\"]\n")
-	before, _ := fuse.Mounted(mountsDir())
+	before, _ := mount.Mounted(mountsDir())
 	cmd := exec.Command(cornusBin, "deploy", "--progress", "quiet", "-f", "deploy.yaml", "--local-mount", "./w:/work")
 	cmd.Dir, cmd.Env = p.dir, p.env
 	var errb bytes.Buffer
@@ -159,7 +159,7 @@ func TestServerLocalMountKilledClient(t *testing.T) {
 	start := time.Now()
 	waitFor(t, 15*time.Second, "containers removed and the mount gone after kill -9", func() bool {
 		c, _, _ := leftovers(t, b, p.name)
-		m, _ := fuse.Mounted(mountsDir())
+		m, _ := mount.Mounted(mountsDir())
 		return c == 0 && len(m) == len(before)
 	})
 	t.Logf("kill -9 mid-write: containers removed and unmounted %v after the client died (%d MiB written)",

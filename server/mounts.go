@@ -15,7 +15,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
-	"github.com/cornus-dev/cornus/caretaker/mount/fuse"
+	"github.com/cornus-dev/cornus/caretaker/mount"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -23,10 +23,10 @@ import (
 // Client-local mounts on host backends (remote mode: server/remote.go):
 // the client serves each directory
 // over 9P on a stream of its session (OpMount, opened by the server); the
-// server mounts it with a FUSE file system backed by a 9P client under
-// <DataDir>/mounts/<session>/<index> and hands the backend a bind mount of
-// that path. The kernel here has no 9p file system, so FUSE is the only
-// path; it is detected (/dev/fuse), not assumed. When the session ends the
+// server mounts it (package caretaker/mount: the kernel's 9p where the
+// kernel has it, else a FUSE file system backed by a 9P client; detected,
+// not assumed) under <DataDir>/mounts/<session>/<index> and hands the
+// backend a bind mount of that path. When the session ends the
 // deployment's containers go first, then the mounts.
 
 // EnvContainerdRemote is the containerd backend's remote mode: the daemon
@@ -34,7 +34,7 @@ import (
 const EnvContainerdRemote = "CORNUS_CONTAINERD_REMOTE"
 
 // hostMountBackends are the backends whose runtime sees this host's
-// mounts: a client-local mount is a bind of the server's FUSE mountpoint.
+// mounts: a client-local mount is a bind of the server's mountpoint.
 var hostMountBackends = []string{"dockerhost"}
 
 // localMounter is a backend that says itself whether it takes client-local
@@ -62,8 +62,11 @@ func (s *Server) checkLocalMounts(ctx context.Context) error {
 		return fmt.Errorf("%w: client-local mounts are not supported by the %s backend (host backends: %s)",
 			errdefs.ErrNotImplemented, name, strings.Join(hostMountBackends, ", "))
 	}
+	if mount.Kind() == "9p" {
+		return nil
+	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return fmt.Errorf("%w: client-local mounts need FUSE on the server (/dev/fuse: %v)", errdefs.ErrUnavailable, err)
+		return fmt.Errorf("%w: client-local mounts need the kernel's 9p file system or FUSE on the server (/dev/fuse: %v)", errdefs.ErrUnavailable, err)
 	}
 	return nil
 }
@@ -73,7 +76,7 @@ type localMounts struct {
 	dir string // <DataDir>/mounts/<session>
 
 	mu     sync.Mutex
-	by     map[int]*fuse.FS
+	by     map[int]mount.FS
 	closed bool
 
 	// unmounting is held by unmountAll throughout: a second caller (the
@@ -156,7 +159,7 @@ func (sess *session) localMounts(root string) *localMounts {
 	sess.mountMu.Lock()
 	defer sess.mountMu.Unlock()
 	if sess.mounts == nil {
-		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]*fuse.FS{}}
+		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]mount.FS{}}
 	}
 	return sess.mounts
 }
@@ -187,7 +190,7 @@ func (ms *localMounts) mount(sess *session, lm api.LocalMount) (string, error) {
 		return "", fmt.Errorf("open the client's export: %w", err)
 	}
 	// The mount outlives the request: the session's end unmounts it.
-	fs, err := fuse.Mount(context.Background(), conn, dir, fuse.Options{ReadOnly: lm.ReadOnly, AllowOther: true})
+	fs, err := mount.Mount(context.Background(), conn, dir, mount.Options{ReadOnly: lm.ReadOnly})
 	if err != nil {
 		_ = os.Remove(dir)
 		return "", err
@@ -205,7 +208,7 @@ func (ms *localMounts) unmountAll() error {
 	ms.mu.Lock()
 	ms.closed = true
 	by := ms.by
-	ms.by = map[int]*fuse.FS{}
+	ms.by = map[int]mount.FS{}
 	ms.mu.Unlock()
 	var errs []error
 	for _, i := range slices.Sorted(maps.Keys(by)) {
@@ -224,13 +227,13 @@ func (ms *localMounts) unmountAll() error {
 }
 
 // sweepMounts detaches what a previous run of the server left mounted
-// (it was killed: its FUSE loops died with it) and removes the empty
-// mountpoints.
+// (it was killed: its FUSE loops or 9p pipes died with it) and removes
+// the empty mountpoints.
 func sweepMounts(root string) error {
 	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	_, err := fuse.Sweep(root)
+	_, err := mount.Sweep(root)
 	sessions, _ := os.ReadDir(root)
 	for _, sd := range sessions {
 		dir := filepath.Join(root, sd.Name())

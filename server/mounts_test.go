@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/caretaker/mount"
 	"github.com/cornus-dev/cornus/caretaker/mount/export"
 	"github.com/cornus-dev/cornus/caretaker/mount/fuse"
 	"github.com/cornus-dev/cornus/engine"
@@ -63,10 +64,10 @@ func deployLocal(t *testing.T, ts *testServer) *localFixture {
 		// The server unmounts once the session's end removed the
 		// containers; the temp dirs go only after that.
 		deadline := time.Now().Add(30 * time.Second)
-		for m, _ := fuse.Mounted(ts.srv.mountsDir); len(m) > 0 && time.Now().Before(deadline); m, _ = fuse.Mounted(ts.srv.mountsDir) {
+		for m, _ := mount.Mounted(ts.srv.mountsDir); len(m) > 0 && time.Now().Before(deadline); m, _ = mount.Mounted(ts.srv.mountsDir) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		if m, _ := fuse.Sweep(ts.srv.mountsDir); len(m) > 0 {
+		if m, _ := mount.Sweep(ts.srv.mountsDir); len(m) > 0 {
 			t.Errorf("still mounted 30 s after the session ended: %v", m)
 		}
 		zero := time.Duration(0)
@@ -208,7 +209,7 @@ func TestLocalMountsSessionDrop(t *testing.T) {
 	if out, code := fx.sh(t, "echo x > /work/x"); code != 0 {
 		t.Fatalf("write: %d %s", code, out)
 	}
-	if m, _ := fuse.Mounted(ts.srv.mountsDir); len(m) != 3 {
+	if m, _ := mount.Mounted(ts.srv.mountsDir); len(m) != 3 {
 		t.Fatalf("mounts while deployed: %v, want 3 (rw, ro, the file's parent)", m)
 	}
 	// A writer keeps going while the client vanishes.
@@ -217,7 +218,7 @@ func TestLocalMountsSessionDrop(t *testing.T) {
 	_ = fx.sess.Close()
 	start := time.Now()
 	for {
-		mounted, _ := fuse.Mounted(ts.srv.mountsDir)
+		mounted, _ := mount.Mounted(ts.srv.mountsDir)
 		containers := ts.containers(fx.project)
 		if len(mounted) < 3 && len(containers) > 0 {
 			t.Fatalf("unmounted (%d left) while %d containers still exist", len(mounted), len(containers))
@@ -305,7 +306,7 @@ func TestSweepMountsAtStart(t *testing.T) {
 	if err := sweepMounts(root); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := fuse.Mounted(root); len(m) != 0 {
+	if m, _ := mount.Mounted(root); len(m) != 0 {
 		t.Fatalf("still mounted after the sweep: %v", m)
 	}
 	if es, _ := os.ReadDir(root); len(es) != 0 {

@@ -1,7 +1,6 @@
 package fuse
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,58 +9,30 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/cornus-dev/cornus/caretaker/mount/mountinfo"
 )
+
+// fsType is the type of cornus's FUSE mounts in the mount table.
+const fsType = "fuse.cornus"
 
 // errNotMounted: the mountpoint has no FUSE mount of ours.
 var errNotMounted = errors.New("no cornus FUSE mount")
 
 // fuseConn finds the FUSE connection number of the cornus mount at
 // mountpoint (the minor device number in /proc/self/mountinfo; fusectl
-// names connections by it).
+// names connections by it). The last (topmost) mount wins.
 func fuseConn(mountpoint string) (uint64, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	want := escapeMountinfo(mountpoint)
-	var found uint64
-	ok := false
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options... - fstype source
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 10 || fields[4] != want {
-			continue
+	for i := len(mounts) - 1; i >= 0; i-- {
+		if m := mounts[i]; m.Point == mountpoint && m.FSType == fsType {
+			return m.Minor, nil
 		}
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 0 || sep+1 >= len(fields) || fields[sep+1] != "fuse.cornus" {
-			continue
-		}
-		_, minor, cut := strings.Cut(fields[2], ":")
-		if !cut {
-			continue
-		}
-		n, err := strconv.ParseUint(minor, 10, 32)
-		if err != nil {
-			continue
-		}
-		found, ok = n, true // the last (topmost) mount wins
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	if !ok {
-		return 0, errNotMounted
-	}
-	return found, nil
+	return 0, errNotMounted
 }
 
 // escapeMountinfo escapes as the kernel does for mountinfo fields.

@@ -7,5 +7,5 @@
 // killed process left behind; Mounted lists cornus mounts below a
 // directory.
 //
-// It imports no other cornus package (its tests use export).
+// Of cornus's packages it imports only mountinfo (its tests use export).
 package fuse
