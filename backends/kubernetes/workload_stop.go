@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/cornus-dev/cornus/backends"
 )
 
 // A Deployment's replica is stopped the Kubernetes way: the Deployment
@@ -77,19 +74,8 @@ func stoppedContainers(d *appsv1.Deployment) []container {
 	}
 	var out []container
 	for n, s := range stoppedOf(d) {
-		r := rec
-		r.ID = replicaID(s.Owner, n)
-		r.Replica, r.State, r.Created = n, s.lastState, s.StartedAt
-		if r.NamePrefix != "" {
-			r.Name = r.NamePrefix + strconv.Itoa(n)
-		}
-		r.Labels = maps.Clone(rec.Labels)
-		if r.Labels == nil {
-			r.Labels = map[string]string{}
-		}
-		r.Labels[backends.LabelReplica] = strconv.Itoa(n)
-		r.Labels[backends.ComposeNumber] = strconv.Itoa(n)
-		r.Labels[backends.LabelWorkload] = r.Workload
+		r := rec.asReplica(s.Owner, n)
+		r.State, r.Created = s.lastState, s.StartedAt
 		out = append(out, container{rec: r, stoppedOf: d})
 	}
 	return out

@@ -32,7 +32,16 @@ func workloadContainer(p *corev1.Pod, n int) (container, bool) {
 	if n == 0 {
 		n, _ = strconv.Atoi(p.Labels[labelReplica])
 	}
-	r.ID, r.Replica, r.Created, r.Pod = replicaID(controllerUID(p), n), n, p.CreationTimestamp.Time, p.Spec
+	r = r.asReplica(controllerUID(p), n)
+	r.Created, r.Pod = p.CreationTimestamp.Time, p.Spec
+	r.State = lastState{Started: true}
+	return container{rec: r, pod: p}, true
+}
+
+// asReplica is the template's record as replica n of the controller
+// owner: its ID, number, name and labels (a copy of the template's).
+func (r record) asReplica(owner types.UID, n int) record {
+	r.ID, r.Replica = replicaID(owner, n), n
 	if r.NamePrefix != "" {
 		r.Name = r.NamePrefix + strconv.Itoa(n)
 	}
@@ -43,8 +52,7 @@ func workloadContainer(p *corev1.Pod, n int) (container, bool) {
 	r.Labels[backends.LabelReplica] = strconv.Itoa(n)
 	r.Labels[backends.ComposeNumber] = strconv.Itoa(n)
 	r.Labels[backends.LabelWorkload] = r.Workload
-	r.State = lastState{Started: true}
-	return container{rec: r, pod: p}, true
+	return r
 }
 
 // replicaID is a workload replica's container ID: 64 hex digits, like
