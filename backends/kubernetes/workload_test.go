@@ -277,15 +277,24 @@ func TestWorkloads(t *testing.T) {
 	}
 	// A restarted replica is a new pod, the same container (name, ID),
 	// reachable by its name.
+	// (Pod times are whole seconds: a restart within the second it
+	// started keeps StartedAt; the pod tells.)
 	old, err := b.Inspect(ctx, project+"-web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldPod, err := b.find(ctx, project+"-web-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Restart(ctx, project+"-web-1", backends.StopOptions{}); err != nil {
 		t.Fatalf("restart web-1: %v", err)
 	}
-	if d, err := b.Inspect(ctx, project+"-web-1"); err != nil || !d.Running() || d.ID != old.ID || !d.StartedAt.After(old.StartedAt) {
+	if d, err := b.Inspect(ctx, project+"-web-1"); err != nil || !d.Running() || d.ID != old.ID || d.StartedAt.Before(old.StartedAt) {
 		t.Fatalf("web-1 after restart: %+v %v", d.Container, err)
+	}
+	if now, err := b.find(ctx, project+"-web-1"); err != nil || now.obj() == oldPod.obj() {
+		t.Fatalf("web-1 after restart is still pod %s (%v)", oldPod.obj(), err)
 	}
 	client = list("client")[0]
 	if out := sh(client.ID, "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 "+project+"-web-1 8080"); !strings.Contains(out, "200 OK") {
