@@ -55,10 +55,23 @@ func TestEgressThroughClient(t *testing.T) {
 	id := hex.EncodeToString(sfx)
 	// Addresses of this run's own (concurrent runs on other backends
 	// must not share the blackhole route): target 10.231.N.1, veth
-	// 10.232.N.0/30.
-	n := 20 + int(sfx[0])%200
+	// 10.232.N.0/30. The blackhole route claims N: a run holding it
+	// already makes the add fail, and another N is tried.
+	var n int
+	var blackhole string
+	for try := 0; ; try++ {
+		n = 20 + (int(sfx[0])+try*37)%200
+		blackhole = fmt.Sprintf("10.231.%d.0/24", n)
+		out, err := exec.Command("ip", "route", "add", "blackhole", blackhole).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 20 {
+			t.Fatalf("ip route add blackhole %s: %v: %s", blackhole, err, out)
+		}
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "route", "del", "blackhole", blackhole).Run() })
 	target, hostIP, peerIP := fmt.Sprintf("10.231.%d.1", n), fmt.Sprintf("10.232.%d.1", n), fmt.Sprintf("10.232.%d.2", n)
-	blackhole := fmt.Sprintf("10.231.%d.0/24", n)
 	ns := "cornus-egc-" + id
 	sh(t, "ip", "netns", "add", ns)
 	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
@@ -75,8 +88,6 @@ func TestEgressThroughClient(t *testing.T) {
 	} {
 		sh(t, append([]string{"ip", "-n", ns}, args...)...)
 	}
-	sh(t, "ip", "route", "add", "blackhole", blackhole)
-	t.Cleanup(func() { _ = exec.Command("ip", "route", "del", "blackhole", blackhole).Run() })
 
 	// The target, in the client's namespace only.
 	www := t.TempDir()
