@@ -13,8 +13,11 @@ import (
 	"github.com/cornus-dev/cornus/caretaker/mount/mountinfo"
 )
 
-// fsType is the type of cornus's FUSE mounts in the mount table.
-const fsType = "fuse.cornus"
+// How cornus's FUSE mounts show in the mount table: type and source.
+const (
+	fsType = "fuse." + fsName
+	fsName = "cornus"
+)
 
 // errNotMounted: the mountpoint has no FUSE mount of ours.
 var errNotMounted = errors.New("no cornus FUSE mount")

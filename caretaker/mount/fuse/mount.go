@@ -116,8 +116,8 @@ func mount(conn io.ReadWriteCloser, mountpoint string, o Options) (*FS, error) {
 		NegativeTimeout: &ttl,
 		RootStableAttr:  &rootStable,
 		MountOptions: gofuse.MountOptions{
-			FsName:            "cornus",
-			Name:              "cornus",
+			FsName:            fsName,
+			Name:              fsName,
 			AllowOther:        o.AllowOther,
 			DirectMount:       true, // as root no fusermount helper; else it is used
 			DirectMountFlags:  flags,

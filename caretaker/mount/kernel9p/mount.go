@@ -185,16 +185,4 @@ func Sweep(dir string) ([]string, error) {
 
 // Mounted lists the cornus 9p mountpoints at or below dir in this mount
 // namespace.
-func Mounted(dir string) ([]string, error) {
-	mounts, err := mountinfo.Below(dir, fsType)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range mounts {
-		if m.Source == source {
-			out = append(out, m.Point)
-		}
-	}
-	return out, nil
-}
+func Mounted(dir string) ([]string, error) { return mountinfo.Points(dir, fsType, source) }

@@ -82,6 +82,22 @@ func Below(dir, fstype string) ([]Entry, error) {
 	return out, nil
 }
 
+// Points lists the mountpoints of fstype mounted from source at or below
+// dir, in mount order.
+func Points(dir, fstype, source string) ([]string, error) {
+	mounts, err := Below(dir, fstype)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range mounts {
+		if m.Source == source {
+			out = append(out, m.Point)
+		}
+	}
+	return out, nil
+}
+
 func unescape(s string) string {
 	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
 }
