@@ -285,9 +285,14 @@ type Volume struct {
 // time, each new one started before (start-first) or after (stop-first,
 // the default) the one it replaces stops.
 type UpdateConfig struct {
-	Parallelism int    `yaml:"parallelism,omitempty" json:"parallelism,omitempty"` // 0: one at a time
+	Parallelism int    `yaml:"parallelism,omitempty" json:"parallelism,omitempty"` // 0: one at a time; UpdateAllAtOnce: all
 	Order       string `yaml:"order,omitempty" json:"order,omitempty"`
 }
+
+// UpdateAllAtOnce is the parallelism of an update that replaces every
+// replica at once (Compose's parallelism 0, as swarm reads it), and the
+// largest a spec takes.
+const UpdateAllAtOnce = 1 << 20
 
 // Update orders.
 const (

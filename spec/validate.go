@@ -83,8 +83,8 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 		ps.add(at+".replicas", "must be 0 or more")
 	}
 	if u := a.Update; u != nil {
-		if u.Parallelism < 0 {
-			ps.add(at+".update.parallelism", "must be 0 or more")
+		if u.Parallelism < 0 || u.Parallelism > UpdateAllAtOnce {
+			ps.add(at+".update.parallelism", "must be 0 to %d", UpdateAllAtOnce)
 		}
 		if u.Order != "" && u.Order != UpdateStopFirst && u.Order != UpdateStartFirst {
 			ps.add(at+".update.order", "%q: use %s or %s", u.Order, UpdateStopFirst, UpdateStartFirst)

@@ -248,4 +248,12 @@ func TestUpdateConfig(t *testing.T) {
 	if want := []string{"deploy.update_config.delay", "deploy.update_config.failure_action"}; !reflect.DeepEqual(fields, want) {
 		t.Fatalf("warned %v, want %v", fields, want)
 	}
+	// Compose's parallelism 0 is swarm's "all at once", not one at a time.
+	p, _, err = translateSample(t, sample{yaml: "deploy: {update_config: {parallelism: 0}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := p.Services["s"].Update; u == nil || u.Parallelism != spec.UpdateAllAtOnce {
+		t.Fatalf("parallelism 0: update = %+v", u)
+	}
 }

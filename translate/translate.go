@@ -182,8 +182,12 @@ func (t *translator) update(s types.ServiceConfig) *spec.UpdateConfig {
 		}
 	}
 	out := &spec.UpdateConfig{Order: u.Order}
-	if u.Parallelism != nil {
-		out.Parallelism = int(min(*u.Parallelism, 1<<20))
+	switch {
+	case u.Parallelism == nil:
+	case *u.Parallelism == 0:
+		out.Parallelism = spec.UpdateAllAtOnce // swarm's 0: every replica at once
+	default:
+		out.Parallelism = int(min(*u.Parallelism, spec.UpdateAllAtOnce))
 	}
 	return out
 }
