@@ -211,7 +211,8 @@ func (b *Backend) removeReplica(ctx context.Context, c container) error {
 
 // restartReplica ends the replica's pod with its stop grace (or the
 // timeout) and waits for the workload to have all its replicas running
-// again: the replacement is a new pod, so a new container.
+// again: the replacement is a new pod, the same container (its number,
+// so its name and ID, are kept).
 func (b *Backend) restartReplica(ctx context.Context, c container, o backends.StopOptions) error {
 	if c.stoppedOf != nil {
 		return b.startStopped(ctx, c)
