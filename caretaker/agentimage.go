@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/containerd/errdefs"
@@ -57,17 +58,31 @@ func AgentRef(exe string) (string, error) {
 // BuildAgentImage writes the agent image of the static executable exe as
 // a docker-archive: the binary at /cornus, a /tmp, nothing else.
 func BuildAgentImage(w io.Writer, exe, ref string) error {
+	layer, err := agentLayer(exe)
+	if err != nil {
+		return err
+	}
+	return dockerarchive.Write(w, agentImage(ref), layer)
+}
+
+func agentImage(ref string) dockerarchive.Image {
+	return dockerarchive.Image{Ref: ref, Entrypoint: []string{AgentBinary, "caretaker"}, Env: []string{}}
+}
+
+// agentLayer is the image's one layer: the same binary makes the same
+// bytes (and so the same image ID).
+func agentLayer(exe string) ([]byte, error) {
 	bin, err := os.ReadFile(exe)
 	if err != nil {
-		return fmt.Errorf("agent image: %w", err)
+		return nil, fmt.Errorf("agent image: %w", err)
 	}
 	if len(bin) > maxAgentBinary {
-		return fmt.Errorf("agent image: %s is larger than %d bytes", exe, maxAgentBinary)
+		return nil, fmt.Errorf("agent image: %s is larger than %d bytes", exe, maxAgentBinary)
 	}
 	if f, err := elf.NewFile(bytes.NewReader(bin)); err == nil {
 		for _, p := range f.Progs {
 			if p.Type == elf.PT_INTERP {
-				return fmt.Errorf("agent image: %s is dynamically linked and cannot run alone in a container; build cornus with CGO_ENABLED=0, or set %s", exe, EnvAgentImage)
+				return nil, fmt.Errorf("agent image: %s is dynamically linked and cannot run alone in a container; build cornus with CGO_ENABLED=0, or set %s", exe, EnvAgentImage)
 			}
 		}
 	}
@@ -78,21 +93,48 @@ func BuildAgentImage(w io.Writer, exe, ref string) error {
 		{Typeflag: tar.TypeReg, Name: AgentBinary[1:], Mode: 0o755, Size: int64(len(bin)), ModTime: dockerarchive.Epoch},
 	} {
 		if err := tw.WriteHeader(h); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if _, err := tw.Write(bin); err != nil {
-		return err
+		return nil, err
 	}
 	if err := tw.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	return dockerarchive.Write(w, dockerarchive.Image{Ref: ref, Entrypoint: []string{AgentBinary, "caretaker"}, Env: []string{}}, layer.Bytes())
+	return layer.Bytes(), nil
+}
+
+var agentIDs sync.Map // executable path → image ID, once computed
+
+// AgentImageID is the ID (config digest) of the agent image of exe: what
+// the backend's image tagged AgentRef must have. The tag alone proves
+// nothing: whoever could write a tag in the backend's store could make
+// companions (root, with a deployment's caretaker token) run their code.
+func AgentImageID(exe string) (string, error) {
+	if id, ok := agentIDs.Load(exe); ok {
+		return id.(string), nil
+	}
+	ref, err := AgentRef(exe)
+	if err != nil {
+		return "", err
+	}
+	layer, err := agentLayer(exe)
+	if err != nil {
+		return "", err
+	}
+	id, err := dockerarchive.ImageID(agentImage(ref), layer)
+	if err != nil {
+		return "", err
+	}
+	agentIDs.Store(exe, id)
+	return id, nil
 }
 
 // EnsureAgentImage returns the companion image for b: CORNUS_AGENT_IMAGE
-// when set, else the image of the running binary, built and loaded into
-// b unless it is there already.
+// when set (the operator's choice), else the image of the running
+// binary, built and loaded into b unless b has it already, verified by
+// its content digest, never trusted by its tag.
 func EnsureAgentImage(ctx context.Context, b backends.Backend, environ []string) (string, error) {
 	if v := envValue(environ, EnvAgentImage); v != "" {
 		return v, nil
@@ -109,19 +151,42 @@ func EnsureAgentImage(ctx context.Context, b backends.Backend, environ []string)
 	if err != nil {
 		return "", err
 	}
-	if _, err := images.InspectImage(ctx, ref); err == nil {
+	want, err := AgentImageID(exe)
+	if err != nil {
+		return "", err
+	}
+	img, err := images.InspectImage(ctx, ref)
+	switch {
+	case err == nil && sameImageID(img.ID, want):
 		return ref, nil
-	} else if !errdefs.IsNotFound(err) {
+	case err != nil && !errdefs.IsNotFound(err):
 		return "", fmt.Errorf("agent image %s: %w", ref, err)
 	}
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(BuildAgentImage(pw, exe, ref)) }()
-	_, err = images.LoadImage(ctx, pr)
+	_, lerr := images.LoadImage(ctx, pr)
 	pr.CloseWithError(errors.New("load ended"))
-	if err != nil {
-		return "", fmt.Errorf("load agent image %s: %w", ref, err)
+	if errdefs.IsNotImplemented(lerr) && err == nil {
+		// A runtime that takes no loads (kubernetes: images are imported
+		// into its nodes by the operator) holds what its operator put there.
+		return ref, nil
+	}
+	if lerr != nil {
+		return "", fmt.Errorf("load agent image %s: %w", ref, lerr)
+	}
+	if img, err = images.InspectImage(ctx, ref); err != nil {
+		return "", fmt.Errorf("agent image %s: %w", ref, err)
+	}
+	if !sameImageID(img.ID, want) {
+		return "", fmt.Errorf("agent image %s is %s after loading, not %s: something rewrites this tag", ref, img.ID, want)
 	}
 	return ref, nil
+}
+
+// sameImageID compares IDs with or without their "sha256:" (podman
+// drops it).
+func sameImageID(a, b string) bool {
+	return strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
 }
 
 func cutEnv(kv, key string) (string, bool) {

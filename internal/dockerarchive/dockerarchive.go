@@ -27,10 +27,17 @@ type Image struct {
 // makes the same bytes (and the same image ID).
 var Epoch = time.Unix(0, 0).UTC()
 
-// Write writes a docker-archive of img with layer (a tar) to w.
-func Write(w io.Writer, o Image, layer []byte) error {
+// ImageID is the ID (config digest) the image Write makes has on every
+// runtime that names images by their config.
+func ImageID(o Image, layer []byte) (string, error) {
+	_, chex, _, err := config(o, layer)
+	return "sha256:" + chex, err
+}
+
+// config is the image's config JSON, its digest and its layer's digest.
+func config(o Image, layer []byte) (cfg []byte, chex, lhex string, err error) {
 	lsum := sha256.Sum256(layer)
-	lhex := hex.EncodeToString(lsum[:])
+	lhex = hex.EncodeToString(lsum[:])
 	cmd := o.Cmd
 	if cmd == nil && o.Entrypoint == nil {
 		cmd = []string{"sh"}
@@ -43,7 +50,7 @@ func Write(w io.Writer, o Image, layer []byte) error {
 	if wd == "" {
 		wd = "/"
 	}
-	cfg, err := json.Marshal(map[string]any{
+	cfg, err = json.Marshal(map[string]any{
 		"architecture": "amd64",
 		"os":           "linux",
 		"created":      Epoch.Format(time.RFC3339),
@@ -56,11 +63,16 @@ func Write(w io.Writer, o Image, layer []byte) error {
 		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + lhex}},
 		"history": []map[string]any{{"created": Epoch.Format(time.RFC3339), "created_by": "cornus"}},
 	})
+	csum := sha256.Sum256(cfg)
+	return cfg, hex.EncodeToString(csum[:]), lhex, err
+}
+
+// Write writes a docker-archive of img with layer (a tar) to w.
+func Write(w io.Writer, o Image, layer []byte) error {
+	cfg, chex, lhex, err := config(o, layer)
 	if err != nil {
 		return err
 	}
-	csum := sha256.Sum256(cfg)
-	chex := hex.EncodeToString(csum[:])
 	manifest, err := json.Marshal([]map[string]any{{
 		"Config": chex + ".json", "RepoTags": []string{o.Ref}, "Layers": []string{lhex + "/layer.tar"},
 	}})
