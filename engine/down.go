@@ -28,6 +28,9 @@ type DownOptions struct {
 // signal and grace period — then its networks and, with Volumes, volumes.
 // It finds everything by labels, so it works after a crash too.
 func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error {
+	if err := e.checkSpec(o.Spec); err != nil {
+		return err
+	}
 	unlock, err := e.lockProject(ctx, project)
 	if err != nil {
 		return err

@@ -20,6 +20,9 @@ type Engine struct {
 	environ  map[string]string
 	policy   hostpolicy.Policy
 	lockDir  string
+	// noHostFiles refuses secrets and configs read from this host's files
+	// or environment (cornus serve: specs come from tenants).
+	noHostFiles bool
 
 	companions Companions
 
@@ -33,6 +36,7 @@ type config struct {
 	policy     *hostpolicy.Policy
 	lockDir    string
 	companions Companions
+	noHost     bool
 }
 
 // Option configures an Engine. Options do no I/O.
@@ -54,6 +58,11 @@ func WithPolicy(p hostpolicy.Policy) Option { return func(c *config) { c.policy 
 // $XDG_RUNTIME_DIR/cornus/locks, else /tmp/cornus-UID/locks; never
 // $TMPDIR, which would let two runs miss each other's locks).
 func WithLockDir(dir string) Option { return func(c *config) { c.lockDir = dir } }
+
+// WithoutHostFiles makes secrets and configs that name a file or an
+// environment variable of this host an error: their content must come
+// in the spec (a server applying other people's specs).
+func WithoutHostFiles() Option { return func(c *config) { c.noHost = true } }
 
 // New returns an Engine for b.
 func New(b backends.Backend, opts ...Option) *Engine {
@@ -79,6 +88,7 @@ func New(b backends.Backend, opts ...Option) *Engine {
 	return &Engine{
 		b: b, caps: b.Capabilities(), progress: c.progress, environ: env,
 		policy: policy, lockDir: c.lockDir, health: map[string]*healthMonitor{}, companions: c.companions,
+		noHostFiles: c.noHost,
 	}
 }
 
@@ -93,6 +103,15 @@ func (e *Engine) Warnings(p spec.Project) []spec.Warning {
 		out = append(out, e.pullWarnings(p.Services[name])...)
 	}
 	return out
+}
+
+// checkSpec runs the host policy on a spec a verb was handed (hooks run
+// from it), whatever the verb: nil is nothing to check.
+func (e *Engine) checkSpec(p *spec.Project) error {
+	if p == nil {
+		return nil
+	}
+	return e.policy.Check(*p)
 }
 
 // progressOf is where work under ctx reports: the writer ctx carries

@@ -74,6 +74,9 @@ func (e *Engine) selected(ctx context.Context, project string, services []string
 
 // Start starts a project's existing stopped containers in dependency order.
 func (e *Engine) Start(ctx context.Context, project string, o LifecycleOptions) error {
+	if err := e.checkSpec(o.Spec); err != nil {
+		return err
+	}
 	cs, err := e.selected(ctx, project, o.Services, true)
 	if err != nil {
 		return err
@@ -106,6 +109,9 @@ func (e *Engine) Start(ctx context.Context, project string, o LifecycleOptions) 
 
 // Stop stops a project's running containers, dependents first.
 func (e *Engine) Stop(ctx context.Context, project string, o LifecycleOptions) error {
+	if err := e.checkSpec(o.Spec); err != nil {
+		return err
+	}
 	cs, err := e.selected(ctx, project, o.Services, false)
 	if err != nil {
 		return err
@@ -115,6 +121,9 @@ func (e *Engine) Stop(ctx context.Context, project string, o LifecycleOptions) e
 
 // Restart stops then starts the selected services' containers.
 func (e *Engine) Restart(ctx context.Context, project string, o LifecycleOptions) error {
+	if err := e.checkSpec(o.Spec); err != nil {
+		return err
+	}
 	cs, err := e.selected(ctx, project, o.Services, true)
 	if err != nil {
 		return err
@@ -135,6 +144,9 @@ func (e *Engine) Restart(ctx context.Context, project string, o LifecycleOptions
 
 // Kill sends a signal (default SIGKILL) to running containers.
 func (e *Engine) Kill(ctx context.Context, project string, o LifecycleOptions) error {
+	if err := e.checkSpec(o.Spec); err != nil {
+		return err
+	}
 	cs, err := e.selected(ctx, project, o.Services, false)
 	if err != nil {
 		return err
@@ -164,6 +176,9 @@ func (e *Engine) Kill(ctx context.Context, project string, o LifecycleOptions) e
 // Remove removes stopped containers of the selected services (with Stopped
 // false, running ones are stopped first).
 func (e *Engine) Remove(ctx context.Context, project string, o LifecycleOptions) ([]backends.Container, error) {
+	if err := e.checkSpec(o.Spec); err != nil {
+		return nil, err
+	}
 	cs, err := e.selected(ctx, project, o.Services, true)
 	if err != nil {
 		return nil, err

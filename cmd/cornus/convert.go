@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/backends/kubernetes"
-	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -53,25 +53,20 @@ func newConvertCmd(f *composeFlags, s streams) *cobra.Command {
 	return cmd
 }
 
-// fileContent resolves a secret's or config's content as deploying would:
-// a file (bounded), an environment variable, or inline content.
+// fileContent resolves a secret's or config's content as deploying would.
 func fileContent(environ []string) func(string, spec.FileMount) ([]byte, error) {
-	return func(kind string, fm spec.FileMount) ([]byte, error) {
-		switch {
-		case fm.File != "":
-			return boundedfile.Read(fm.File, boundedfile.SecretFile)
-		case fm.Environment != "":
-			if fm.Value != nil {
-				return []byte(*fm.Value), nil
+	return func(_ string, fm spec.FileMount) ([]byte, error) { return engine.FileContent(fm, lookupIn(environ)) }
+}
+
+// lookupIn looks a variable up in environ (the last one set wins).
+func lookupIn(environ []string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if v, ok := cutPrefix(environ[i], k+"="); ok {
+				return v, true
 			}
-			for _, kv := range environ {
-				if v, ok := cutPrefix(kv, fm.Environment+"="); ok {
-					return []byte(v), nil
-				}
-			}
-			return nil, fmt.Errorf("environment variable %s is not set", fm.Environment)
 		}
-		return []byte(fm.Content), nil
+		return "", false
 	}
 }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -29,6 +32,35 @@ type Projects struct {
 	// AgentSession goes with Exec: a session of this client serving its
 	// ssh-agent (Session.ForwardAgent), for exec --forward-agent.
 	AgentSession string
+	// Environ is where secrets and configs taken from the environment
+	// are looked up (nil: this process's): every spec goes to the server
+	// with its files' and variables' content inline, read here.
+	Environ []string
+}
+
+// inline is sp with its secrets' and configs' content read here.
+func (p *Projects) inline(sp spec.Project) (spec.Project, error) {
+	lookup := os.LookupEnv
+	if p.Environ != nil {
+		lookup = func(k string) (string, bool) {
+			for i := len(p.Environ) - 1; i >= 0; i-- {
+				if v, ok := strings.CutPrefix(p.Environ[i], k+"="); ok {
+					return v, true
+				}
+			}
+			return "", false
+		}
+	}
+	return engine.InlineFiles(sp, lookup)
+}
+
+// inlineOpt is inline for a verb's optional spec.
+func (p *Projects) inlineOpt(sp *spec.Project) (*spec.Project, error) {
+	if sp == nil {
+		return nil, nil
+	}
+	out, err := p.inline(*sp)
+	return &out, err
 }
 
 func projectPath(project, verb string) string {
@@ -41,6 +73,10 @@ func (p *Projects) Up(ctx context.Context, sp spec.Project, o engine.UpOptions) 
 	if p.Session != "" {
 		hdr.Set(api.HeaderSession, p.Session)
 	}
+	sp, err := p.inline(sp)
+	if err != nil {
+		return engine.UpResult{}, err
+	}
 	var res api.UpResult
 	h, err := p.stream(ctx, projectPath(sp.Name, "up"), hdr, api.UpRequest{Spec: sp, Services: o.Services, NoDeps: o.NoDeps,
 		ForceRecreate: o.ForceRecreate, Wait: o.Wait, RemoveOrphans: o.RemoveOrphans, LocalMounts: p.LocalMounts}, &res)
@@ -52,7 +88,11 @@ func (p *Projects) Up(ctx context.Context, sp spec.Project, o engine.UpOptions) 
 
 // Down removes a project on the server.
 func (p *Projects) Down(ctx context.Context, project string, o engine.DownOptions) error {
-	_, err := p.stream(ctx, projectPath(project, "down"), nil,
+	var err error
+	if o.Spec, err = p.inlineOpt(o.Spec); err != nil {
+		return err
+	}
+	_, err = p.stream(ctx, projectPath(project, "down"), nil,
 		api.DownRequest{Spec: o.Spec, Volumes: o.Volumes, RemoveOrphans: o.RemoveOrphans, Timeout: o.Timeout}, nil)
 	return err
 }
@@ -112,7 +152,11 @@ func setTime(q url.Values, k string, t time.Time) {
 }
 
 func (p *Projects) lifecycle(ctx context.Context, project, verb string, o engine.LifecycleOptions, out any) error {
-	_, err := p.stream(ctx, projectPath(project, verb), nil, api.LifecycleRequest{Services: o.Services, Timeout: o.Timeout,
+	var err error
+	if o.Spec, err = p.inlineOpt(o.Spec); err != nil {
+		return err
+	}
+	_, err = p.stream(ctx, projectPath(project, verb), nil, api.LifecycleRequest{Services: o.Services, Timeout: o.Timeout,
 		Signal: o.Signal, Spec: o.Spec, Volumes: o.Volumes, Stopped: o.Stopped}, out)
 	return err
 }
@@ -176,7 +220,8 @@ func (p *Projects) Warnings(sp spec.Project) []spec.Warning {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var ws []spec.Warning
-	if err := p.call(ctx, http.MethodPost, api.Version+"/warnings", nil, sp, &ws); err != nil {
+	// Content does not change what can be honored: none is sent.
+	if err := p.call(ctx, http.MethodPost, api.Version+"/warnings", nil, withoutContent(sp), &ws); err != nil {
 		return []spec.Warning{{Message: fmt.Sprintf("the server could not check the spec: %v", err)}}
 	}
 	return ws
@@ -186,4 +231,29 @@ func (p *Projects) Warnings(sp spec.Project) []spec.Warning {
 func (c *Client) List(ctx context.Context) ([]api.Project, error) {
 	var ps []api.Project
 	return ps, c.call(ctx, http.MethodGet, api.Version+"/projects", nil, nil, &ps)
+}
+
+// withoutContent is sp with its secrets' and configs' sources blanked.
+func withoutContent(sp spec.Project) spec.Project {
+	out := sp
+	out.Services = maps.Clone(sp.Services)
+	for name, a := range out.Services {
+		for _, fms := range []*[]spec.FileMount{&a.Secrets, &a.Configs} {
+			c := append([]spec.FileMount(nil), *fms...)
+			for i := range c {
+				c[i].File, c[i].Environment, c[i].Content, c[i].Value = "", "", "", nil
+			}
+			*fms = c
+		}
+		out.Services[name] = a
+	}
+	return out
+}
+
+// Adopt gives project, which nobody deployed through the server, to
+// tenant ("" for the caller's own; an operator token only) and returns
+// the tenant that owns it now.
+func (c *Client) Adopt(ctx context.Context, project, tenant string) (string, error) {
+	var res api.AdoptRequest
+	return res.Tenant, c.call(ctx, http.MethodPost, projectPath(project, "adopt"), nil, api.AdoptRequest{Tenant: tenant}, &res)
 }
