@@ -1,16 +1,12 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,104 +16,101 @@ import (
 	"github.com/cornus-dev/cornus/internal/boundedfile"
 )
 
-// TokenPrefix starts every token cornus mints, so a leaked one is easy
-// to recognize (and to scan for).
-const TokenPrefix = "cornus_"
-
 // identity is who a request authenticated as: a client (tenant) or a
 // deployment's caretaker.
 type identity struct {
-	tenant    string // client token's name
-	caretaker string // project whose caretaker token was used
+	tenant string // client token's name; "" for a caretaker
+	role   string // the client token's role
+	token  digest // the client token used
+	// caretaker is the grant of a caretaker token: the deployment
+	// generation of one tenant's project it relays for.
+	caretaker *grant
 }
 
-type digest [sha256.Size]byte
-
-func digestOf(token string) digest { return sha256.Sum256([]byte(token)) }
+// grant binds a caretaker token to a tenant's project and to one
+// deployment generation of it (owners.epoch): a down, another tenant's
+// later deployment of the name, or the tenant's revocation ends it.
+type grant struct {
+	Tenant  string `json:"tenant"`
+	Project string `json:"project"`
+	Epoch   string `json:"epoch"`
+}
 
 // tokens holds the client tokens of the tokens file (re-read when it
-// changes) and the caretaker tokens the server minted. Tokens are kept
-// and compared as SHA-256 digests: lookups leak nothing about a token,
-// and the final comparison is constant-time.
+// changes) and the caretaker tokens the server minted. Tokens are kept,
+// stored and compared as SHA-256 digests: lookups leak nothing about a
+// token, and the final comparison is constant-time.
 type tokens struct {
 	path string
+	log  *slog.Logger
 
 	mu        sync.Mutex
 	stamp     string // the file's size and mtime when last read
-	clients   map[digest]string
-	caretaker map[digest]string   // digest → project
-	byProject map[string][]digest // a deployment's live caretaker tokens, oldest first
-	store     string              // caretakers.json
+	clients   map[digest]TokenEntry
+	caretaker map[digest]grant
+	store     string // caretakers.json
+	used      map[string]time.Time
+	usedPath  string // tokens-used.json: when each name last authenticated
 }
 
-func newTokens(path, caretakerStore string) (*tokens, error) {
-	t := &tokens{path: path, store: caretakerStore, caretaker: map[digest]string{}, byProject: map[string][]digest{}}
-	if err := t.reload(); err != nil {
+func newTokens(path, stateDir string, log *slog.Logger) (*tokens, error) {
+	t := &tokens{path: path, log: log, store: filepath.Join(stateDir, "caretakers.json"),
+		caretaker: map[digest]grant{}, usedPath: filepath.Join(stateDir, "tokens-used.json"), used: map[string]time.Time{}}
+	if _, err := t.reload(); err != nil {
 		return nil, err
 	}
 	if err := t.loadCaretakers(); err != nil {
 		return nil, err
 	}
+	if data, err := boundedfile.Read(t.usedPath, boundedfile.ServerState); err == nil {
+		_ = json.Unmarshal(data, &t.used)
+	}
 	return t, nil
 }
 
-// reload re-reads the tokens file when its size or mtime changed.
-func (t *tokens) reload() error {
+// reload re-reads the tokens file when its size or mtime changed and
+// reports whether it did. Plain tokens found are rewritten as digests.
+func (t *tokens) reload() (bool, error) {
 	st, err := os.Stat(t.path)
 	stamp := "missing"
 	if err == nil {
-		stamp = fmt.Sprint(st.Size(), st.ModTime().UnixNano())
+		stamp = fmt.Sprint(st.Size(), st.ModTime().UnixNano(), st.Sys())
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("tokens file %s: %w", t.path, err)
+		return false, fmt.Errorf("tokens file %s: %w", t.path, err)
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if stamp == t.stamp {
-		return nil
+	same := stamp == t.stamp
+	t.mu.Unlock()
+	if same {
+		return false, nil
 	}
-	clients := map[digest]string{}
-	if stamp != "missing" {
-		data, err := boundedfile.Read(t.path, boundedfile.ServerState)
-		if err != nil {
-			return fmt.Errorf("tokens file: %w", err)
-		}
-		if clients, err = parseTokens(t.path, data); err != nil {
-			return err
-		}
+	entries, err := readTokensFile(t.path)
+	if err != nil {
+		return false, err
 	}
+	if hasPlain(entries) {
+		t.migrate(len(entries))
+	}
+	clients := make(map[digest]TokenEntry, len(entries))
+	for _, e := range entries {
+		clients[e.Digest] = e
+	}
+	t.mu.Lock()
 	t.clients, t.stamp = clients, stamp
-	return nil
+	t.mu.Unlock()
+	return true, nil
 }
 
-// parseTokens reads "name:token" lines (# comments, blank lines).
-func parseTokens(path string, data []byte) (map[digest]string, error) {
-	out := map[digest]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		name, tok, ok := strings.Cut(line, ":")
-		if !ok || !validName(name) || len(tok) < 16 {
-			// Never echo the line: it may hold a token.
-			return nil, fmt.Errorf("tokens file %s line %d: want NAME:TOKEN with a name of letters, digits, '-', '_' or '.' and a token of 16 characters or more", path, n)
-		}
-		out[digestOf(tok)] = name
+// migrate rewrites a tokens file holding plain tokens as digests. A file
+// the server cannot write (a mounted secret) keeps working, with a
+// warning: only its digests are kept in memory.
+func (t *tokens) migrate(n int) {
+	err := editTokensFile(t.path, func(es []TokenEntry) ([]TokenEntry, error) { return es, nil })
+	if err != nil {
+		t.log.Warn("the tokens file holds plain tokens and could not be rewritten as digests: anyone who reads it holds those tokens", "file", t.path, "err", err)
+		return
 	}
-	return out, nil
-}
-
-func validName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return true
+	t.log.Info("the tokens file held plain tokens: rewritten as SHA-256 digests (the tokens stay valid)", "file", t.path, "lines", n)
 }
 
 // authenticate maps a bearer token to an identity.
@@ -125,88 +118,98 @@ func (t *tokens) authenticate(token string) (identity, bool) {
 	if token == "" {
 		return identity{}, false
 	}
-	_ = t.reload() // a broken file keeps the tokens last read
+	_, _ = t.reload() // a broken file keeps the tokens last read
 	d := digestOf(token)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for k, name := range t.clients {
+	for k, e := range t.clients {
 		if subtle.ConstantTimeCompare(k[:], d[:]) == 1 {
-			return identity{tenant: name}, true
+			t.noteUsedLocked(e.Name)
+			return identity{tenant: e.Name, role: e.Role, token: k}, true
 		}
 	}
-	if p, ok := t.caretaker[d]; ok {
-		return identity{caretaker: p}, true
+	if g, ok := t.caretaker[d]; ok && t.hasTenantLocked(g.Tenant) {
+		return identity{caretaker: &g}, true
 	}
 	return identity{}, false
 }
 
-// NewToken returns a fresh random token.
-func NewToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+// noteUsedLocked records when name last authenticated (written at most
+// once a minute per name, for `cornus token list`).
+func (t *tokens) noteUsedLocked(name string) {
+	now := time.Now().UTC()
+	if now.Sub(t.used[name]) < time.Minute {
+		return
+	}
+	t.used[name] = now.Truncate(time.Second)
+	_ = writeFileAtomic(t.usedPath, t.used)
 }
 
-// AddClientToken appends NAME:TOKEN to the tokens file (created 0600) and
-// returns the token (cornus token create).
-func AddClientToken(path, name string) (string, error) {
-	if !validName(name) {
-		return "", fmt.Errorf("token name %q: use letters, digits, '-', '_' or '.', at most 64", name)
+func (t *tokens) hasTenantLocked(name string) bool {
+	for _, e := range t.clients {
+		if e.Name == name {
+			return true
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("tokens file: %w", err)
-	}
-	defer f.Close()
-	tok := NewToken()
-	if _, err := fmt.Fprintf(f, "%s:%s\n", name, tok); err != nil {
-		return "", fmt.Errorf("tokens file: %w", err)
-	}
-	return tok, f.Close()
+	return false
 }
 
-// mintCaretaker mints a caretaker token for project (one per up: the
-// companions it creates carry it). Earlier ones stay valid, so companions
-// of an earlier up keep relaying, until the deployment is gone (at most
-// maxCaretakerTokens per deployment, the oldest dropped first); they stay
-// valid across server restarts.
-func (t *tokens) mintCaretaker(project string) (string, error) {
+// valid reports whether an identity's token still stands: the client
+// token is still in the file, or the caretaker's tenant still has one.
+func (t *tokens) valid(id identity) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	tok := NewToken()
-	d := digestOf(tok)
-	ds := append(t.byProject[project], d)
-	if len(ds) > maxCaretakerTokens {
-		delete(t.caretaker, ds[0])
-		ds = ds[1:]
+	if id.caretaker != nil {
+		return t.hasTenantLocked(id.caretaker.Tenant)
 	}
-	t.caretaker[d], t.byProject[project] = project, ds
+	_, ok := t.clients[id.token]
+	return ok
+}
+
+// mintCaretaker mints a caretaker token for g (one per up: the
+// companions it creates carry it). Earlier ones of the same generation
+// stay valid, so companions of an earlier up keep relaying, until the
+// generation ends; they are stored as digests and survive restarts.
+func (t *tokens) mintCaretaker(g grant) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	var oldest digest
+	for d, h := range t.caretaker {
+		if h == g {
+			n++
+			oldest = d // any: the bound matters, not which one goes
+		}
+	}
+	if n >= maxCaretakerTokens {
+		delete(t.caretaker, oldest)
+	}
+	tok := NewToken()
+	t.caretaker[digestOf(tok)] = g
 	return tok, t.saveCaretakersLocked()
 }
 
 // maxCaretakerTokens bounds the live caretaker tokens of one deployment.
 const maxCaretakerTokens = 32
 
-// forgetCaretaker revokes project's caretaker tokens (its deployment is
-// gone).
+// forgetCaretaker revokes every caretaker token of project.
 func (t *tokens) forgetCaretaker(project string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if ds, ok := t.byProject[project]; ok {
-		for _, d := range ds {
+	n := len(t.caretaker)
+	for d, g := range t.caretaker {
+		if g.Project == project {
 			delete(t.caretaker, d)
 		}
-		delete(t.byProject, project)
+	}
+	if len(t.caretaker) != n {
 		_ = t.saveCaretakersLocked()
 	}
 }
 
-// caretakers.json keeps digests only.
+// caretakerFile is caretakers.json: digests and their grants only.
 type caretakerFile struct {
-	Tokens map[string][]string `json:"tokens"` // project → hex digests
+	Grants map[string]grant `json:"grants"` // hex digest → grant
 }
 
 func (t *tokens) loadCaretakers() error {
@@ -221,27 +224,44 @@ func (t *tokens) loadCaretakers() error {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return fmt.Errorf("caretaker tokens %s: %w", t.store, err)
 	}
-	for p, hexds := range f.Tokens {
-		for _, hexd := range hexds {
-			var d digest
-			if b, err := hex.DecodeString(hexd); err == nil && len(b) == len(d) {
-				copy(d[:], b)
-				t.caretaker[d] = p
-				t.byProject[p] = append(t.byProject[p], d)
-			}
+	// An older file (no grants) held tokens bound to a project name only:
+	// they are dropped, not trusted.
+	for hexd, g := range f.Grants {
+		var d digest
+		if b, err := hex.DecodeString(hexd); err == nil && len(b) == len(d) && g.Tenant != "" && g.Epoch != "" {
+			copy(d[:], b)
+			t.caretaker[d] = g
 		}
 	}
 	return nil
 }
 
 func (t *tokens) saveCaretakersLocked() error {
-	f := caretakerFile{Tokens: map[string][]string{}}
-	for p, ds := range t.byProject {
-		for _, d := range ds {
-			f.Tokens[p] = append(f.Tokens[p], hex.EncodeToString(d[:]))
-		}
+	f := caretakerFile{Grants: map[string]grant{}}
+	for d, g := range t.caretaker {
+		f.Grants[hex.EncodeToString(d[:])] = g
 	}
 	return writeFileAtomic(t.store, f)
+}
+
+// LastUsed reads when each tenant last authenticated, from a server data
+// dir's state (cornus token list).
+func LastUsed(dataDir string) map[string]time.Time {
+	out := map[string]time.Time{}
+	if data, err := boundedfile.Read(filepath.Join(dataDir, "server", "tokens-used.json"), boundedfile.ServerState); err == nil {
+		_ = json.Unmarshal(data, &out)
+	}
+	return out
+}
+
+// bearer is the request's bearer token ("" if none). The scheme is
+// case-insensitive (RFC 9110 §11.1).
+func bearer(h string) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
 }
 
 func writeFileAtomic(path string, v any) error {

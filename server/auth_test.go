@@ -17,10 +17,7 @@ func TestEveryRouteRefusesWrongCredentials(t *testing.T) {
 	owned := uniqueProject("auth")
 	ts.upAs(ts.alice, sleeperProject(owned))
 	before := ts.containers(owned)
-	caretaker, err := ts.srv.tokens.mintCaretaker(owned)
-	if err != nil {
-		t.Fatal(err)
-	}
+	caretaker := ts.caretakerToken(owned)
 	fresh := uniqueProject("authnew")
 	type cred struct {
 		name, token string

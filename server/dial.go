@@ -29,6 +29,12 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 		replyDial(st, fmt.Errorf("%w: a client session opens dial streams only, not %q", errdefs.ErrInvalidArgument, h.Op))
 		return
 	}
+	// The project may have changed hands since the session opened (a
+	// down, then another tenant's up): every stream is checked.
+	if !s.owners.owns(sess.tenant, project) {
+		replyDial(st, fmt.Errorf("%w: no project %s of yours", errdefs.ErrPermissionDenied, project))
+		return
+	}
 	d := *h.Dial
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	var conn net.Conn

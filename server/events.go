@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -20,8 +21,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, fmt.Errorf("%w: events need ?project=NAME", errdefs.ErrInvalidArgument))
 		return
 	}
-	if err := s.checkOwner(r, id.tenant, project); err != nil {
+	if err := validProject(project); err != nil {
 		writeError(w, err)
+		return
+	}
+	if !s.owners.owns(id.tenant, project) {
+		writeError(w, fmt.Errorf("%w: no project %s of yours", errdefs.ErrNotFound, project))
 		return
 	}
 	src, err := backends.Want[backends.EventSource](s.b, backends.FeatureEvents, "events")
@@ -37,9 +42,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
-	evs, errc := src.Events(r.Context(), o)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	evs, errc := src.Events(ctx, o)
 	f := newFrames(w)
 	for e := range evs {
+		// The project may have changed hands since the stream began (a
+		// down, then another tenant's up): every event is checked.
+		if !s.owners.owns(id.tenant, project) {
+			cancel()
+			continue // drain until the source ends
+		}
 		f.send(api.Frame{Result: e})
 	}
 	if err := <-errc; err != nil && r.Context().Err() == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/cornus-dev/cornus/backends/registry"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/internal/testimage"
+	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -33,6 +34,9 @@ type testServer struct {
 	b     backends.Backend
 	alice string
 	bob   string
+	// operator is an operator token (tenant "ops").
+	operator   string
+	tokensFile string
 }
 
 func newTestServer(t testing.TB) *testServer {
@@ -52,16 +56,21 @@ func newTestServer(t testing.TB) *testServer {
 	loadTestImage(t, b)
 	tokens := filepath.Join(dir, "tokens")
 	ts := &testServer{t: t, b: b}
-	if ts.alice, err = AddClientToken(tokens, "alice"); err != nil {
+	if ts.alice, err = AddClientToken(tokens, "alice", ""); err != nil {
 		t.Fatal(err)
 	}
-	if ts.bob, err = AddClientToken(tokens, "bob"); err != nil {
+	if ts.bob, err = AddClientToken(tokens, "bob", ""); err != nil {
 		t.Fatal(err)
 	}
+	if ts.operator, err = AddClientToken(tokens, "ops", RoleOperator); err != nil {
+		t.Fatal(err)
+	}
+	ts.tokensFile = tokens
 	ts.srv, err = New(ctx, b, Config{DataDir: filepath.Join(dir, "data"), TokensFile: tokens, Environ: env})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(ts.srv.Close)
 	// The real server's limits, on a test listener.
 	ts.http = httptest.NewUnstartedServer(nil)
 	ts.http.Config = ts.srv.httpServer(context.Background())
@@ -146,3 +155,77 @@ func (ts *testServer) containers(project string) []backends.Container {
 }
 
 func engineAll() engine.PSOptions { return engine.PSOptions{All: true} }
+
+// caretakerToken mints a caretaker token of project's live deployment
+// (as an up does).
+func (ts *testServer) caretakerToken(project string) string {
+	ts.t.Helper()
+	o, ok := ts.srv.owners.get(project)
+	if !ok || o.Epoch == "" {
+		ts.t.Fatalf("project %s has no live deployment", project)
+	}
+	tok, err := ts.srv.tokens.mintCaretaker(grant{Tenant: o.Tenant, Project: project, Epoch: o.Epoch})
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return tok
+}
+
+// requestHeader is request, with the answer's headers.
+func (ts *testServer) requestHeader(method, path, token string, body any) (int, string, http.Header) {
+	ts.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, ts.http.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(data), resp.Header
+}
+
+// upHeader sends an up that is expected to fail and returns the
+// caretaker token its answer carried ("" for none).
+func (ts *testServer) upHeader(token string, p spec.Project) string {
+	ts.t.Helper()
+	_, body, hdr := ts.requestHeader(http.MethodPost, "/v1/projects/"+p.Name+"/up", token, map[string]any{"spec": p})
+	if !strings.Contains(body, `"error"`) {
+		ts.down(p.Name)
+		ts.t.Fatalf("up %s succeeded: %s", p.Name, body)
+	}
+	return hdr.Get("X-Cornus-Caretaker-Token")
+}
+
+// downAs takes project down as token's tenant.
+func (ts *testServer) downAs(token, project string) {
+	ts.t.Helper()
+	zero := 0
+	if code, body := ts.request(http.MethodPost, "/v1/projects/"+project+"/down", token, map[string]any{"timeout": zero, "volumes": true}); code != http.StatusOK || strings.Contains(body, `"error"`) {
+		ts.t.Fatalf("down %s: %d %s", project, code, body)
+	}
+}
+
+// down removes project through the server's engine (cleanup).
+func (ts *testServer) down(project string) {
+	zero := time.Duration(0)
+	_ = ts.srv.e.Down(context.Background(), project, engine.DownOptions{Volumes: true, Timeout: &zero})
+}
+
+func (ts *testServer) clientOf(token string) *client.Client {
+	ts.t.Helper()
+	c, err := client.New(ts.http.URL, token)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	return c
+}
+
+func (ts *testServer) projectsOf(token string) *client.Projects {
+	return &client.Projects{Client: ts.clientOf(token)}
+}

@@ -16,15 +16,6 @@ import (
 	"github.com/cornus-dev/cornus/server/api"
 )
 
-// bearer is the request's bearer token ("" if none).
-func bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
-	if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
-		return strings.TrimSpace(tok)
-	}
-	return ""
-}
-
 var (
 	errNoToken      = fmt.Errorf("%w: a bearer token is required (cornus login URL, or CORNUS_TOKEN)", errdefs.ErrUnauthenticated)
 	errBadToken     = fmt.Errorf("%w: the token is not valid for this server", errdefs.ErrUnauthenticated)
@@ -32,8 +23,23 @@ var (
 	errClientTok    = fmt.Errorf("%w: the relay takes the deployment's caretaker token", errdefs.ErrPermissionDenied)
 )
 
-// client admits requests with a client token.
-func (s *Server) client(h func(http.ResponseWriter, *http.Request, identity)) http.Handler {
+// How a project route treats a project nobody owns and nothing of is
+// on the backend (a name still free).
+type freeProject int
+
+const (
+	freeRefused freeProject = iota // 404: no such project of yours
+	freeServed                     // the handler runs (up claims it; a session waits for an up)
+	freeEmpty                      // answered as for a project with nothing in it
+	// unowned: the handler runs for any project the caller does not own
+	// (adopt: an operator's verb, which checks for itself).
+	unowned
+)
+
+// client admits requests with a client token; on a project route, only
+// the project's owner, or anyone for a free name as free says. Every
+// request is ended if its token is revoked while it runs.
+func (s *Server) client(free freeProject, h func(http.ResponseWriter, *http.Request, identity)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.identify(r)
 		if err == nil && id.tenant == "" {
@@ -44,18 +50,67 @@ func (s *Server) client(h func(http.ResponseWriter, *http.Request, identity)) ht
 			return
 		}
 		noteTenant(r, id.tenant)
-		if p := r.PathValue("project"); p != "" {
-			if err := s.checkOwner(r, id.tenant, p); err != nil {
+		project := r.PathValue("project")
+		if project != "" {
+			if err := validProject(project); err != nil {
 				writeError(w, err)
 				return
 			}
+			if !s.owners.owns(id.tenant, project) && free != unowned {
+				if err := s.freeName(r, project); err != nil {
+					writeError(w, err)
+					return
+				}
+				switch free {
+				case freeRefused:
+					writeError(w, fmt.Errorf("%w: no project %s of yours", errdefs.ErrNotFound, project))
+					return
+				case freeEmpty:
+					emptyAnswer(w, r)
+					return
+				}
+			}
 		}
-		h(w, r, id)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer s.live.add(id, project, cancel)()
+		h(w, r.WithContext(ctx), id)
 	})
 }
 
-// caretaker admits requests with the caretaker token of the path's
-// project.
+// freeName refuses a project that is not free: another tenant's, or on
+// the backend without an owner.
+func (s *Server) freeName(r *http.Request, project string) error {
+	if _, ok := s.owners.get(project); ok {
+		return notYours(project)
+	}
+	exists, err := present(r.Context(), s.b, project)
+	if err != nil {
+		return err
+	}
+	if exists {
+		return notYours(project)
+	}
+	return nil
+}
+
+// emptyAnswer answers a read of a free project name as docker compose
+// does for a project with nothing in it.
+func emptyAnswer(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case strings.HasSuffix(r.Pattern, "/down"):
+		newFrames(w).finish(struct{}{}, nil)
+	case strings.HasSuffix(r.Pattern, "/logs"):
+		newFlushWriter(w, "text/plain; charset=utf-8")
+	case strings.HasSuffix(r.Pattern, "/top"):
+		writeJSON(w, http.StatusOK, map[string]any{})
+	default: // ps, images
+		writeJSON(w, http.StatusOK, []any{})
+	}
+}
+
+// caretaker admits requests with a caretaker token of the path's
+// project's live deployment generation.
 func (s *Server) caretaker(h func(http.ResponseWriter, *http.Request, identity)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.identify(r)
@@ -63,8 +118,10 @@ func (s *Server) caretaker(h func(http.ResponseWriter, *http.Request, identity))
 		case err != nil:
 		case id.tenant != "":
 			err = errClientTok
-		case id.caretaker != r.PathValue("project"):
+		case id.caretaker.Project != r.PathValue("project"):
 			err = fmt.Errorf("%w: this caretaker token belongs to another deployment", errdefs.ErrPermissionDenied)
+		case !s.owners.holds(*id.caretaker):
+			err = fmt.Errorf("%w: this caretaker token's deployment has ended", errdefs.ErrPermissionDenied)
 		}
 		if err != nil {
 			writeError(w, err)
@@ -75,7 +132,7 @@ func (s *Server) caretaker(h func(http.ResponseWriter, *http.Request, identity))
 }
 
 func (s *Server) identify(r *http.Request) (identity, error) {
-	tok := bearer(r)
+	tok := bearer(r.Header.Get("Authorization"))
 	if tok == "" {
 		return identity{}, errNoToken
 	}

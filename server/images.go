@@ -2,7 +2,10 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -10,7 +13,8 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 )
 
-// listImages is GET /v1/images.
+// listImages is GET /v1/images: the tenant's images and the operator's
+// (images.go's imageOwners), never another tenant's.
 func (s *Server) listImages(w http.ResponseWriter, r *http.Request, id identity) {
 	imgs, err := backends.Want[backends.Images](s.b, backends.FeatureImages, "listing images")
 	if err != nil {
@@ -22,34 +26,120 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request, id identity)
 		writeError(w, err)
 		return
 	}
-	if list == nil {
-		list = []backends.Image{}
+	out := []backends.Image{}
+	for _, img := range list {
+		if s.imageOwners.visible(id.tenant, img) {
+			out = append(out, img)
+		}
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // loadImage is POST /v1/images/load: a docker-archive or OCI layout tar
 // into the backend's store (cornus image load --server; no registry
-// needed). The body is bounded and must keep moving.
+// needed). The body is bounded and must keep moving. It is spooled to
+// the server's disk first, so its names are checked before the store
+// sees it: a tenant may write its own tags and new ones, never another
+// tenant's, the operator's or cornus's own.
 func (s *Server) loadImage(w http.ResponseWriter, r *http.Request, id identity) {
 	imgs, err := backends.Want[backends.Images](s.b, backends.FeatureImages, "loading images")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, maxImageBody)
-	rc := http.NewResponseController(w)
-	// An upload gets a fresh read deadline whenever bytes arrive.
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadLimit))
-	refs, err := imgs.LoadImage(r.Context(), &deadlineReader{r: body, bump: func() { _ = rc.SetReadDeadline(time.Now().Add(bodyReadLimit)) }})
+	f, err := s.spool(w, r)
 	if err != nil {
-		if _, ok := err.(*http.MaxBytesError); ok {
-			err = fmt.Errorf("%w: image archives are limited to %d bytes", errdefs.ErrOutOfRange, int64(maxImageBody))
+		writeError(w, err)
+		return
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	names, ids, err := archiveImages(f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	for _, n := range names {
+		if err := s.mayTag(r, id.tenant, imgs, n, ids); err != nil {
+			writeError(w, err)
+			return
 		}
+	}
+	refs, err := imgs.LoadImage(r.Context(), f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	for _, ref := range refs {
+		if img, err := imgs.InspectImage(r.Context(), ref); err == nil {
+			ids = append(ids, img.ID)
+		}
+	}
+	if err := s.imageOwners.record(id.tenant, append(names, refs...), ids); err != nil {
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, refs)
+}
+
+// mayTag refuses a name tenant may not write: cornus's own, another
+// tenant's, or one the store holds that is not the tenant's (the
+// operator's images are shared read-only), unless the archive brings the
+// very same image.
+func (s *Server) mayTag(r *http.Request, tenant string, imgs backends.Images, name string, ids []string) error {
+	if reserved(name) {
+		return fmt.Errorf("%w: image %s: %s is cornus's own repository (the caretaker image): load it under another name", errdefs.ErrPermissionDenied, name, name)
+	}
+	owner := s.imageOwners.tagOwner(name)
+	if owner == tenant {
+		return nil
+	}
+	if owner != "" {
+		return fmt.Errorf("%w: image %s is another tenant's: load it under another name", errdefs.ErrPermissionDenied, name)
+	}
+	img, err := imgs.InspectImage(r.Context(), name)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("image %s: %w", name, err)
+	}
+	for _, id := range ids {
+		if imageKey(id) == imageKey(img.ID) {
+			return nil // the same image again
+		}
+	}
+	return fmt.Errorf("%w: image %s is on this server already and is not yours (it is shared with every tenant): load yours under another name", errdefs.ErrPermissionDenied, name)
+}
+
+// spool writes the request body to a private file under the server's
+// state, bounded by maxImageBody, with a read deadline bumped whenever
+// bytes arrive.
+func (s *Server) spool(w http.ResponseWriter, r *http.Request) (*os.File, error) {
+	dir := filepath.Join(s.cfg.DataDir, "server", "uploads")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "image-*.tar")
+	if err != nil {
+		return nil, err
+	}
+	body := http.MaxBytesReader(w, r.Body, maxImageBody)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadLimit))
+	_, err = io.Copy(f, &deadlineReader{r: body, bump: func() { _ = rc.SetReadDeadline(time.Now().Add(bodyReadLimit)) }})
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		if _, ok := err.(*http.MaxBytesError); ok {
+			err = fmt.Errorf("%w: image archives are limited to %d bytes", errdefs.ErrOutOfRange, int64(maxImageBody))
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 type deadlineReader struct {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -100,5 +101,31 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 		if i > 100 {
 			t.Fatal("a trickling client was never cut off")
 		}
+	}
+}
+
+// Security round 2, item 13: a session or relay carries at most
+// maxStreams streams at once; one more is refused with a reason.
+func TestStreamCap(t *testing.T) {
+	c := newStreamCap()
+	for i := 0; i < maxStreams; i++ {
+		a, _ := net.Pipe()
+		if !c.take(a) {
+			t.Fatalf("stream %d refused", i)
+		}
+	}
+	a, b := net.Pipe()
+	got := make(chan string, 1)
+	go func() { data, _ := io.ReadAll(b); got <- string(data) }()
+	if c.take(a) {
+		t.Fatal("stream beyond the cap admitted")
+	}
+	if s := <-got; !strings.Contains(s, "streams are open") {
+		t.Fatalf("refusal: %q", s)
+	}
+	c.put()
+	a2, _ := net.Pipe()
+	if !c.take(a2) {
+		t.Fatal("a freed slot was not reused")
 	}
 }

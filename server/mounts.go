@@ -77,6 +77,7 @@ type localMounts struct {
 
 	mu     sync.Mutex
 	by     map[int]mount.FS
+	pins   map[string]bool // pinned single files (pin), by path
 	closed bool
 
 	// unmounting is held by unmountAll throughout: a second caller (the
@@ -110,7 +111,9 @@ func (s *Server) mountLocal(ctx context.Context, sess *session, p spec.Project, 
 		}
 		src := dir
 		if lm.File != "" {
-			src = filepath.Join(dir, lm.File)
+			if src, err = ms.pin(dir, lm); err != nil {
+				return p, fmt.Errorf("client-local mount %s of service %s: %w", lm.Source, lm.Service, err)
+			}
 		}
 		a := out.Services[lm.Service]
 		a.Mounts = append(slices.Clone(a.Mounts), spec.Mount{Source: src, Target: lm.Target, ReadOnly: lm.ReadOnly})
@@ -159,7 +162,7 @@ func (sess *session) localMounts(root string) *localMounts {
 	sess.mountMu.Lock()
 	defer sess.mountMu.Unlock()
 	if sess.mounts == nil {
-		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]mount.FS{}}
+		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]mount.FS{}, pins: map[string]bool{}}
 	}
 	return sess.mounts
 }
@@ -199,6 +202,32 @@ func (ms *localMounts) mount(sess *session, lm api.LocalMount) (string, error) {
 	return dir, nil
 }
 
+// pin binds the single file lm.File of the mount at dir onto a private
+// file of the server, and returns that file: what the container binds.
+// The client serves the file and could make it a symlink at any time; a
+// bind of dir/File would then follow it on this host (a root-only file of
+// the server bound into the container). The file is opened without
+// following links and must be a regular file; the bind is of that very
+// inode (/proc/self/fd), which keeps its type whatever the client does
+// (FUSE marks an inode that changes type bad), at every restart of the
+// container.
+func (ms *localMounts) pin(dir string, lm api.LocalMount) (string, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.closed {
+		return "", fmt.Errorf("%w: the session ended", errdefs.ErrUnavailable)
+	}
+	pinned := filepath.Join(ms.dir, fmt.Sprintf("%d-%s.pin", lm.Index, lm.File))
+	if ms.pins[pinned] {
+		return pinned, nil
+	}
+	if err := pinFile(filepath.Join(dir, lm.File), pinned); err != nil {
+		return "", err
+	}
+	ms.pins[pinned] = true
+	return pinned, nil
+}
+
 // unmountAll unmounts every mount of the session and removes the
 // mountpoints (rmdir only: never a recursive removal that could reach
 // through a mount into the client's files).
@@ -207,10 +236,13 @@ func (ms *localMounts) unmountAll() error {
 	defer ms.unmounting.Unlock()
 	ms.mu.Lock()
 	ms.closed = true
-	by := ms.by
-	ms.by = map[int]mount.FS{}
+	by, pins := ms.by, ms.pins
+	ms.by, ms.pins = map[int]mount.FS{}, map[string]bool{}
 	ms.mu.Unlock()
 	var errs []error
+	for _, p := range slices.Sorted(maps.Keys(pins)) {
+		errs = append(errs, unpin(p))
+	}
 	for _, i := range slices.Sorted(maps.Keys(by)) {
 		if err := by[i].Unmount(); err != nil {
 			errs = append(errs, err)

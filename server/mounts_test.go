@@ -209,8 +209,8 @@ func TestLocalMountsSessionDrop(t *testing.T) {
 	if out, code := fx.sh(t, "echo x > /work/x"); code != 0 {
 		t.Fatalf("write: %d %s", code, out)
 	}
-	if m, _ := mount.Mounted(ts.srv.mountsDir); len(m) != 3 {
-		t.Fatalf("mounts while deployed: %v, want 3 (rw, ro, the file's parent)", m)
+	if m, _ := mount.Mounted(ts.srv.mountsDir); len(m) != 4 {
+		t.Fatalf("mounts while deployed: %v, want 4 (rw, ro, the file's parent, the file pinned)", m)
 	}
 	// A writer keeps going while the client vanishes.
 	go func() { _, _ = fx.sh(t, "while true; do echo w >> /work/log; done") }()
@@ -220,7 +220,7 @@ func TestLocalMountsSessionDrop(t *testing.T) {
 	for {
 		mounted, _ := mount.Mounted(ts.srv.mountsDir)
 		containers := ts.containers(fx.project)
-		if len(mounted) < 3 && len(containers) > 0 {
+		if len(mounted) < 4 && len(containers) > 0 {
 			t.Fatalf("unmounted (%d left) while %d containers still exist", len(mounted), len(containers))
 		}
 		if es, _ := os.ReadDir(ts.srv.mountsDir); len(mounted) == 0 && len(containers) == 0 && len(es) == 0 {
@@ -319,4 +319,32 @@ func TestSweepMountsAtStart(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the swept mount's FUSE loop is still running")
 	}
+}
+
+// Security round 2, item 6: the client serves a single-file mount and
+// may replace the file with a symlink to a server path after up; a
+// restart must not bind that server file into the container (the bind
+// is of the file the server checked, pinned, never of a path).
+func TestSingleFileMountFollowsNoLink(t *testing.T) {
+	ts := newTestServer(t)
+	if refusesLocalMounts(t, ts) {
+		return
+	}
+	fx := deployLocal(t, ts)
+	serverSecret := filepath.Join(t.TempDir(), "root-only")
+	write(t, serverSecret, "server-secret\n")
+	if err := os.Remove(fx.file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(serverSecret, fx.file); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.srv.e.Restart(context.Background(), fx.project, engine.LifecycleOptions{}); err != nil {
+		t.Logf("restart: %v (a refusal is fine)", err)
+	}
+	out, _ := fx.sh(t, "cat /etc/single.conf 2>&1; true")
+	if strings.Contains(out, "server-secret") {
+		t.Fatalf("the container read the server's file through the client's symlink: %q", out)
+	}
+	t.Logf("after the swap the container reads: %q", out)
 }

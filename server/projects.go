@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -20,23 +22,6 @@ import (
 // LabelTenant marks every container the server deployed with the name of
 // the client token that deployed it: a project belongs to one tenant.
 const LabelTenant = "dev.cornus.server.tenant"
-
-// checkOwner refuses a project another tenant deployed.
-func (s *Server) checkOwner(r *http.Request, tenant, project string) error {
-	if err := validProject(project); err != nil {
-		return err
-	}
-	cs, err := s.e.PS(r.Context(), project, engine.PSOptions{All: true})
-	if err != nil {
-		return err
-	}
-	for _, c := range cs {
-		if owner, ok := c.Labels[LabelTenant]; ok && owner != tenant {
-			return fmt.Errorf("%w: project %s belongs to another tenant", errdefs.ErrPermissionDenied, project)
-		}
-	}
-	return nil
-}
 
 // normalized is a received spec with what JSON does not carry (app
 // names) restored.
@@ -89,14 +74,30 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 			s.sessions.endIfIdle(sess)
 		}
 	}()
-	// The client's own binds meet this host's policy, which does not
-	// allow the directory of client-local mounts (another session's);
-	// only the server adds binds there.
-	if err := s.hostPolicy.Check(p); err != nil {
+	// The project becomes the tenant's before anything is checked against
+	// its own projects or created; a first up that leaves nothing behind
+	// gives the name back.
+	epoch, err := s.owners.claim(id.tenant, project, func() (bool, error) { return present(r.Context(), s.b, project) })
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if err := refuseReservedLabels(p); err != nil {
+	defer func() {
+		if !deployed {
+			left, err := present(context.WithoutCancel(r.Context()), s.b, project)
+			if err == nil {
+				_ = s.owners.release(project, left)
+			}
+		}
+	}()
+	// The client's own binds meet this host's policy, which does not
+	// allow the directory of client-local mounts (another session's);
+	// only the server adds binds there.
+	if err := s.admit(r.Context(), id.tenant, p); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.checkClientRoutes(p, sess); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -106,14 +107,8 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 			return
 		}
 	}
-	for name, a := range p.Services {
-		if a.Labels == nil {
-			a.Labels = map[string]string{}
-		}
-		a.Labels[LabelTenant] = id.tenant
-		p.Services[name] = a
-	}
-	tok, err := s.tokens.mintCaretaker(project)
+	p = withTenant(p, id.tenant)
+	tok, err := s.tokens.mintCaretaker(grant{Tenant: id.tenant, Project: project, Epoch: epoch})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -138,6 +133,34 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	f.finish(api.UpResult{Orphans: res.Orphans}, err)
 }
 
+// withTenant labels every app of p with the tenant deploying it (a copy).
+func withTenant(p spec.Project, tenant string) spec.Project {
+	out := p
+	out.Services = maps.Clone(p.Services)
+	for name, a := range out.Services {
+		a.Labels = maps.Clone(a.Labels)
+		if a.Labels == nil {
+			a.Labels = map[string]string{}
+		}
+		a.Labels[LabelTenant] = tenant
+		out.Services[name] = a
+	}
+	return out
+}
+
+// admitted is a received spec, restored and admitted for tenant (nil:
+// none was sent).
+func (s *Server) admitted(r *http.Request, tenant string, p *spec.Project) (*spec.Project, error) {
+	n := normalized(p)
+	if n == nil {
+		return nil, nil
+	}
+	if n.Name != r.PathValue("project") {
+		return nil, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, n.Name, r.PathValue("project"))
+	}
+	return n, s.admit(r.Context(), tenant, *n)
+}
+
 func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 	project := r.PathValue("project")
 	var req api.DownRequest
@@ -145,13 +168,22 @@ func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
+	sp, err := s.admitted(r, id.tenant, req.Spec)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	f := newFrames(w)
 	ctx := progress.WithWriter(r.Context(), f)
-	err := s.e.Down(ctx, project, engine.DownOptions{Spec: normalized(req.Spec), Volumes: req.Volumes, RemoveOrphans: req.RemoveOrphans, Timeout: req.Timeout})
+	err = s.e.Down(ctx, project, engine.DownOptions{Spec: sp, Volumes: req.Volumes, RemoveOrphans: req.RemoveOrphans, Timeout: req.Timeout})
 	if err == nil {
 		s.tokens.forgetCaretaker(project)
 		s.policies.forget(project)
 		s.sessions.release(project)
+		var left bool
+		if left, err = present(ctx, s.b, project); err == nil {
+			err = s.owners.ended(project, left)
+		}
 	}
 	f.finish(struct{}{}, err)
 }
@@ -223,10 +255,14 @@ func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) 
 		return
 	}
 	project := r.PathValue("project")
-	o := engine.LifecycleOptions{Services: req.Services, Timeout: req.Timeout, Signal: req.Signal, Spec: normalized(req.Spec), Volumes: req.Volumes, Stopped: req.Stopped}
+	sp, err := s.admitted(r, id.tenant, req.Spec)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	o := engine.LifecycleOptions{Services: req.Services, Timeout: req.Timeout, Signal: req.Signal, Spec: sp, Volumes: req.Volumes, Stopped: req.Stopped}
 	f := newFrames(w)
 	ctx := progress.WithWriter(r.Context(), f)
-	var err error
 	var result any = struct{}{}
 	switch verb {
 	case "start":
@@ -289,6 +325,8 @@ func (s *Server) warnings(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
+	// Nothing is applied: the spec is only read for what the backend
+	// cannot honor.
 	ws := s.e.Warnings(p)
 	if ws == nil {
 		ws = []spec.Warning{}
@@ -296,29 +334,63 @@ func (s *Server) warnings(w http.ResponseWriter, r *http.Request, id identity) {
 	writeJSON(w, http.StatusOK, ws)
 }
 
-// listProjects lists the tenant's projects.
+// listProjects lists the tenant's projects: those it owns (owners.go).
 func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id identity) {
-	cs, err := s.b.List(r.Context(), backends.ListOptions{Labels: map[string]string{LabelTenant: id.tenant}, All: true})
-	if err != nil {
+	out := []api.Project{}
+	for _, name := range s.owners.of(id.tenant) {
+		cs, err := s.b.List(r.Context(), backends.ListOptions{Labels: map[string]string{backends.ComposeProject: name}, All: true})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		pr := api.Project{Name: name, Containers: len(cs)}
+		for _, c := range cs {
+			if c.Running() {
+				pr.Running++
+			}
+		}
+		pr.Session, pr.Detached = s.sessions.of(name)
+		out = append(out, pr)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// adopt is POST /v1/projects/{project}/adopt (operator tokens only): a
+// project nobody deployed through this server becomes a tenant's.
+func (s *Server) adopt(w http.ResponseWriter, r *http.Request, id identity) {
+	if id.role != RoleOperator {
+		writeError(w, fmt.Errorf("%w: adopting a project takes an operator token (cornus token create --operator NAME)", errdefs.ErrPermissionDenied))
+		return
+	}
+	var req api.AdoptRequest
+	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	index := map[string]int{}
-	out := []api.Project{}
-	for _, c := range cs {
-		i, ok := index[c.Project()]
-		if !ok {
-			i = len(out)
-			index[c.Project()] = i
-			out = append(out, api.Project{Name: c.Project()})
-		}
-		out[i].Containers++
-		if c.Running() {
-			out[i].Running++
-		}
+	tenant := req.Tenant
+	if tenant == "" {
+		tenant = id.tenant
 	}
-	for i := range out {
-		out[i].Session, out[i].Detached = s.sessions.of(out[i].Name)
+	if !validName(tenant) {
+		writeError(w, fmt.Errorf("%w: tenant %q", errdefs.ErrInvalidArgument, tenant))
+		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	project := r.PathValue("project")
+	if exists, err := present(r.Context(), s.b, project); err != nil || !exists {
+		writeError(w, cmpErr(err, fmt.Errorf("%w: no project %s on this server's backend", errdefs.ErrNotFound, project)))
+		return
+	}
+	if err := s.owners.adopt(tenant, project); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.AdoptRequest{Tenant: tenant})
+}
+
+// cmpErr is err, else fallback.
+func cmpErr(err, fallback error) error {
+	if err != nil {
+		return err
+	}
+	return fallback
 }

@@ -122,7 +122,9 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 		return
 	}
 	defer mux.Close()
-	project := id.caretaker
+	defer s.live.add(id, "", func() { mux.Close() })()
+	g := *id.caretaker
+	project := g.Project
 	// A companion of a remote-mode replica names it: the server opens its
 	// port-forward and agent streams on this connection. (The token is
 	// the deployment's: a companion can speak for any replica of its own
@@ -135,12 +137,26 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 			defer s.relays.remove(k, mux)
 		}
 	}
+	streams := newStreamCap()
 	for {
 		st, err := mux.AcceptStream()
 		if err != nil {
 			return
 		}
-		go s.serveRelayStream(ctx, project, st)
+		if !streams.take(st) {
+			continue
+		}
+		go func() {
+			defer streams.put()
+			// The deployment's generation is checked for every stream:
+			// the relay outlives a down only until the watcher sees it.
+			if !s.owners.holds(g) {
+				replyDial(st, fmt.Errorf("%w: this caretaker token's deployment has ended", errdefs.ErrPermissionDenied))
+				st.Close()
+				return
+			}
+			s.serveRelayStream(ctx, project, st)
+		}()
 	}
 }
 

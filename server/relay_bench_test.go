@@ -47,7 +47,7 @@ func BenchmarkEgress(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ts.settle(sess.ID, p.Name)
-	tok, _ := ts.srv.tokens.mintCaretaker(p.Name)
+	tok := ts.caretakerToken(p.Name)
 	ct, _ := client.New(ts.http.URL, tok)
 	relay, err := ct.OpenRelay(ctx, p.Name)
 	if err != nil {

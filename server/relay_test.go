@@ -31,6 +31,7 @@ import (
 // is refused by the client.
 func TestRelayRechecks(t *testing.T) {
 	ts := newTestServer(t)
+	ts.srv.cfg.AdvertiseURL = ts.http.URL // what the companions would dial
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "client-side target") }))
 	defer target.Close()
 
@@ -83,10 +84,7 @@ func TestRelayRechecks(t *testing.T) {
 		zero := time.Duration(0)
 		_ = ts.srv.e.Down(context.Background(), p.Name, engine.DownOptions{Volumes: true, Timeout: &zero})
 	})
-	tok, err := ts.srv.tokens.mintCaretaker(p.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := ts.caretakerToken(p.Name)
 
 	// The caretaker's side of the relay.
 	ct, err := client.New(ts.http.URL, tok)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -42,14 +43,23 @@ type Config struct {
 
 // Server is one cornus serve.
 type Server struct {
-	cfg      Config
-	b        backends.Backend
-	e        *engine.Engine
-	tokens   *tokens
-	sessions *sessions
-	policies *policies
-	relays   relays
-	agents   agents
+	cfg    Config
+	b      backends.Backend
+	e      *engine.Engine
+	tokens *tokens
+	owners *owners
+	// imageOwners are who loaded which images (imageowners.go); loadMu
+	// serializes loads, whose names are checked before they are written.
+	imageOwners *imageOwners
+	loadMu      sync.Mutex
+	live        liveSet
+	stopWatch   chan struct{}
+	watchOnce   sync.Once
+	closeOnce   sync.Once
+	sessions    *sessions
+	policies    *policies
+	relays      relays
+	agents      agents
 	// remote is the backend's remote mode (server/remote.go).
 	remote bool
 	log    *slog.Logger
@@ -80,17 +90,34 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 		cfg.TokensFile = TokensFile(cfg.Environ, cfg.DataDir)
 	}
 	state := filepath.Join(cfg.DataDir, "server")
-	t, err := newTokens(cfg.TokensFile, filepath.Join(state, "caretakers.json"))
+	t, err := newTokens(cfg.TokensFile, state, cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, b: b, tokens: t, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts"),
-		remote: remoteMode(b.Name(), cfg.Environ)}
+	own, found, err := loadOwners(filepath.Join(state, "projects.json"))
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		n, err := own.seed(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			cfg.Log.Info("project owners: recorded the owners of projects an earlier server deployed", "projects", n)
+		}
+	}
+	imgOwn, err := loadImageOwners(filepath.Join(state, "images.json"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, b: b, tokens: t, owners: own, imageOwners: imgOwn, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts"),
+		remote: remoteMode(b.Name(), cfg.Environ), stopWatch: make(chan struct{})}
 	s.hostPolicy = hostpolicy.FromEnv(cfg.Environ, "")
 	withMounts := s.hostPolicy
 	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
-		engine.WithPolicy(withMounts),
+		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
 		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
 	s.policies = newPolicies(filepath.Join(state, "egress"))
@@ -107,42 +134,66 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 // TokensFile is the client tokens file the server reads.
 func (s *Server) TokensFile() string { return s.cfg.TokensFile }
 
-// Handler is the deploy API.
+// Handler is the deploy API. Its first call starts the watcher that
+// ends what revoked tokens opened (Close stops it).
 func (s *Server) Handler() http.Handler {
+	s.watchOnce.Do(func() { go s.watch(s.stopWatch) })
 	mux := http.NewServeMux()
-	route := func(pattern string, h func(http.ResponseWriter, *http.Request, identity)) {
-		mux.Handle(pattern, s.client(h))
+	for _, rt := range s.routes() {
+		if rt.caretaker {
+			mux.Handle(rt.pattern, s.caretaker(rt.h))
+		} else {
+			mux.Handle(rt.pattern, s.client(rt.free, rt.h))
+		}
 	}
-	route("GET /v1/info", s.info)
-	route("GET /v1/projects", s.listProjects)
-	route("POST /v1/projects/{project}/up", s.up)
-	route("POST /v1/projects/{project}/down", s.down)
-	route("GET /v1/projects/{project}/ps", s.ps)
-	route("GET /v1/projects/{project}/logs", s.logs)
-	route("GET /v1/projects/{project}/attach", s.attach)
-	route("POST /v1/projects/{project}/{verb}", s.lifecycle)
-	route("GET /v1/projects/{project}/port", s.port)
-	route("GET /v1/projects/{project}/top", s.top)
-	route("GET /v1/projects/{project}/images", s.images)
-	route("GET /v1/projects/{project}/exec", s.exec)
-	route("GET /v1/projects/{project}/session", s.session)
-	route("POST /v1/warnings", s.warnings)
-	route("GET /v1/events", s.events)
-	route("GET /v1/images", s.listImages)
-	route("POST /v1/images/load", s.loadImage)
-	mux.Handle("GET /v1/relay/{project}", s.caretaker(s.relay))
 	return s.logged(mux)
+}
+
+// Close stops the server's watcher.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.stopWatch) }) }
+
+type route struct {
+	pattern   string
+	h         func(http.ResponseWriter, *http.Request, identity)
+	free      freeProject // on a project route: a project name nobody owns
+	caretaker bool        // the relay: caretaker tokens only
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{pattern: "GET /v1/info", h: s.info},
+		{pattern: "GET /v1/projects", h: s.listProjects},
+		{pattern: "POST /v1/projects/{project}/up", h: s.up, free: freeServed},
+		{pattern: "POST /v1/projects/{project}/down", h: s.down, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/ps", h: s.ps, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/logs", h: s.logs, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/attach", h: s.attach},
+		{pattern: "POST /v1/projects/{project}/adopt", h: s.adopt, free: unowned},
+		{pattern: "POST /v1/projects/{project}/{verb}", h: s.lifecycle},
+		{pattern: "GET /v1/projects/{project}/port", h: s.port},
+		{pattern: "GET /v1/projects/{project}/top", h: s.top, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/images", h: s.images, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/exec", h: s.exec},
+		{pattern: "GET /v1/projects/{project}/session", h: s.session, free: freeServed},
+		{pattern: "POST /v1/warnings", h: s.warnings},
+		{pattern: "GET /v1/events", h: s.events},
+		{pattern: "GET /v1/images", h: s.listImages},
+		{pattern: "POST /v1/images/load", h: s.loadImage},
+		{pattern: "GET /v1/relay/{project}", h: s.relay, caretaker: true},
+	}
 }
 
 // Routes lists every route, for the auth test's walk.
 func Routes() []string {
-	return []string{
-		"GET /v1/info", "GET /v1/projects", "POST /v1/projects/{project}/up", "POST /v1/projects/{project}/down",
-		"GET /v1/projects/{project}/ps", "GET /v1/projects/{project}/logs", "GET /v1/projects/{project}/attach",
-		"POST /v1/projects/{project}/stop", "GET /v1/projects/{project}/port", "GET /v1/projects/{project}/top",
-		"GET /v1/projects/{project}/images", "GET /v1/projects/{project}/exec", "GET /v1/projects/{project}/session",
-		"POST /v1/warnings", "GET /v1/events", "GET /v1/images", "POST /v1/images/load", "GET /v1/relay/{project}",
+	var out []string
+	for _, rt := range (&Server{}).routes() {
+		p := rt.pattern
+		if strings.HasSuffix(p, "/{verb}") {
+			p = strings.TrimSuffix(p, "{verb}") + "stop"
+		}
+		out = append(out, p)
 	}
+	return out
 }
 
 // Limits on what a client may send and how slowly.
@@ -188,6 +239,7 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.sessions.closeAll()
+	s.Close()
 	err = hs.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = hs.Close()

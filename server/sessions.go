@@ -33,6 +33,29 @@ import (
 // streams for years, does flow control per stream and keepalives, and
 // runs over any net.Conn (here websocket.NetConn).
 
+// maxStreams bounds the streams open at once on one session or relay:
+// each may buffer up to streamWindow.
+const maxStreams = 64
+
+// streamCap counts one connection's open streams.
+type streamCap chan struct{}
+
+func newStreamCap() streamCap { return make(streamCap, maxStreams) }
+
+// take admits st, or refuses and closes it when maxStreams are open.
+func (c streamCap) take(st net.Conn) bool {
+	select {
+	case c <- struct{}{}:
+		return true
+	default:
+		api.Reply(st, fmt.Errorf("%w: %d streams are open on this connection already", errdefs.ErrUnavailable, maxStreams))
+		st.Close()
+		return false
+	}
+}
+
+func (c streamCap) put() { <-c }
+
 // streamWindow is how much a session stream may have in flight: yamux's
 // 256 KiB default caps a port-forward at a few hundred MiB/s on loopback
 // and far less over a real link.
@@ -166,12 +189,23 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 		return
 	}
 	defer s.sessions.end(sess)
+	project := r.PathValue("project")
+	// A revoked token, or the project passing to another tenant, closes
+	// the session (live.go).
+	defer s.live.add(id, project, func() { mux.Close() })()
+	streams := newStreamCap()
 	for {
 		st, err := mux.AcceptStream()
 		if err != nil {
 			return
 		}
-		go s.serveStream(ctx, sess, r.PathValue("project"), st)
+		if !streams.take(st) {
+			continue
+		}
+		go func() {
+			defer streams.put()
+			s.serveStream(ctx, sess, project, st)
+		}()
 	}
 }
 

@@ -80,23 +80,10 @@ func applyEgress(p *spec.Project, f *egressFlags, environ []string) error {
 // refuseDetachedClientRoutes: a detached deployment outlives its client,
 // so nothing could carry a client route.
 func refuseDetachedClientRoutes(p spec.Project) error {
-	var bad []string
-	for name, a := range p.Services {
-		if a.Egress == nil {
-			continue
-		}
-		pol, err := egress.Compile(a.Egress, "services."+name+".egress", egress.PACOptions{})
-		if err != nil {
-			return err
-		}
-		if pol.UsesRoute(egress.Client) {
-			bad = append(bad, name)
-		}
+	bad, err := egress.Routed(p, egress.Client)
+	if err != nil || len(bad) == 0 {
+		return err
 	}
-	if len(bad) == 0 {
-		return nil
-	}
-	sort.Strings(bad)
 	return fmt.Errorf("--detach: services %s may route egress to the client, which a detached deployment outlives; drop --detach or the client routes (a PAC script counts as possibly routing to the client)", strings.Join(bad, ", "))
 }
 

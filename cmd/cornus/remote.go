@@ -151,7 +151,7 @@ func openRemote(ctx context.Context, s streams, url string, pw progress.Writer) 
 	}
 	c.Progress = pw
 	c.Warn = func(w string) { fmt.Fprintf(s.Err, "WARN %s\n", w) }
-	return &remoteSession{client: c, projects: &client.Projects{Client: c}}, nil
+	return &remoteSession{client: c, projects: &client.Projects{Client: c, Environ: s.Environ}}, nil
 }
 
 func (r *remoteSession) Close() {

@@ -90,6 +90,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newSessionAgentCmd(s),
 		newServeCmd(s),
 		newTokenCmd(s),
+		newProjectCmd(s),
 		newLoginCmd(s),
 		newPortForwardCmd(s),
 		newTunnelCmd(s),

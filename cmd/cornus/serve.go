@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -66,26 +68,109 @@ func newServeCmd(s streams) *cobra.Command {
 }
 
 func newTokenCmd(s streams) *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "Manage cornus serve's client tokens"}
+	cmd := &cobra.Command{Use: "token", Short: "Manage cornus serve's client tokens (the file keeps their SHA-256 digests only)"}
 	var file string
+	path := func() string {
+		if file != "" {
+			return file
+		}
+		return server.TokensFile(s.Environ, dataDir(s.Environ))
+	}
+	var operator bool
 	create := &cobra.Command{
 		Use:   "create NAME",
-		Short: "Create a client token NAME, add it to the tokens file and print it",
+		Short: "Create a client token for tenant NAME and print it (once: the file keeps only its digest)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if file == "" {
-				file = server.TokensFile(s.Environ, dataDir(s.Environ))
+			role := ""
+			if operator {
+				role = server.RoleOperator
 			}
-			tok, err := server.AddClientToken(file, args[0])
+			tok, err := server.AddClientToken(path(), args[0], role)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(s.Out, tok)
+			fmt.Fprintf(s.Err, "This token is shown once and cannot be shown again: the tokens file %s keeps its SHA-256 digest only.\n", path())
 			return nil
 		},
 	}
-	create.Flags().StringVar(&file, "tokens-file", "", "Tokens file (default $CORNUS_TOKENS_FILE, else $CORNUS_DATA_DIR/server/tokens)")
-	cmd.AddCommand(create)
+	create.Flags().BoolVar(&operator, "operator", false, "An operator token: may adopt projects nobody deployed through the server (cornus project adopt)")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the client tokens: name, role, created, last used, digest prefix",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			es, err := server.ListClientTokens(path())
+			if err != nil {
+				return err
+			}
+			used := server.LastUsed(dataDir(s.Environ))
+			tw := tabwriter.NewWriter(s.Out, 0, 4, 3, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tLAST USED\tDIGEST")
+			for _, e := range es {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s…\n", e.Name, cmpOr(e.Role, "tenant"), stamp(e.Created), stamp(used[e.Name]), e.DigestPrefix())
+			}
+			return tw.Flush()
+		},
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke every token of NAME; a running server ends its sessions, relays and requests within a second",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := server.RevokeClientToken(path(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "Revoked %s\n", args[0])
+			return nil
+		},
+	}
+	for _, c := range []*cobra.Command{create, list, revoke} {
+		c.Flags().StringVar(&file, "tokens-file", "", "Tokens file (default $CORNUS_TOKENS_FILE, else $CORNUS_DATA_DIR/server/tokens)")
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+// stamp renders a time for a listing ("-" when unknown).
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func newProjectCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{Use: "project", Short: "Manage projects on a cornus server"}
+	var url, tenant string
+	adopt := &cobra.Command{
+		Use:   "adopt PROJECT",
+		Short: "Give a project nobody deployed through the server to a tenant (an operator token's verb)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newClient(s, url)
+			if err != nil {
+				return err
+			}
+			got, err := c.Adopt(cmd.Context(), args[0], tenant)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "Project %s now belongs to %s\n", args[0], got)
+			return nil
+		},
+	}
+	adopt.Flags().StringVar(&url, "server", envValue(s.Environ, "CORNUS_SERVER"), "The server's URL")
+	adopt.Flags().StringVar(&tenant, "tenant", "", "The tenant to give it to (default: the operator token's own)")
+	cmd.AddCommand(adopt)
 	return cmd
 }
 

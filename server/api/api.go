@@ -80,6 +80,13 @@ type LifecycleRequest struct {
 	Stopped  bool           `json:"stopped,omitempty"`
 }
 
+// AdoptRequest is POST /v1/projects/{project}/adopt (an operator's): the
+// tenant that gets a project nobody deployed through the server (the
+// operator itself when empty). The answer names the tenant.
+type AdoptRequest struct {
+	Tenant string `json:"tenant,omitempty"`
+}
+
 // Removed is the answer of rm.
 type Removed struct {
 	Containers []backends.Container `json:"containers"`
