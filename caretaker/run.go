@@ -129,7 +129,7 @@ func runEgress(ctx context.Context, wg *sync.WaitGroup, c Config, relay outbound
 		if ln6, err := net.Listen("tcp", "[::1]:"+strconv.Itoa(RedirectPort)); err == nil {
 			wg.Go(func() { _ = t.Serve(ctx, ln6) })
 		}
-		if err := outbound.Redirect(RedirectPort); err != nil {
+		if err := redirect(log); err != nil {
 			return nil, fmt.Errorf("caretaker: %w", err)
 		}
 		undo = func() {
@@ -198,4 +198,26 @@ func (r *serverRelay) close() {
 	if r.sess != nil {
 		_ = r.sess.Close()
 	}
+}
+
+// redirect installs transparent mode's redirect, skipping the caretaker's
+// own sockets by their mark and their cgroup. Where the cgroup cannot be
+// read or does not match (an older kernel), the mark alone tells them
+// apart, which holds as long as the app may not mark its sockets (its
+// CAP_NET_RAW and CAP_NET_ADMIN are dropped): that is logged.
+func redirect(log *slog.Logger) error {
+	owner, err := outbound.SelfOwner()
+	if err == nil {
+		if err = outbound.Redirect(RedirectPort, &owner); err == nil {
+			var ok bool
+			if ok, err = outbound.Exempt(); ok {
+				log.Info("egress redirect", "skips", "the caretaker's marked sockets in its "+owner.String())
+				return nil
+			} else if err == nil {
+				err = fmt.Errorf("its %s does not match its own sockets", owner)
+			}
+		}
+	}
+	log.Warn("egress redirect: the caretaker's sockets are told apart by their mark only", "why", err.Error())
+	return outbound.Redirect(RedirectPort, nil)
 }
