@@ -90,10 +90,21 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(ReadyFile, []byte("ready\n"), 0o644); err != nil {
-		return fmt.Errorf("caretaker: %w", err)
+	ready, err := net.Listen("unix", ReadySocket)
+	if err != nil {
+		return fmt.Errorf("caretaker: ready socket: %w", err)
 	}
+	wg.Go(func() {
+		for {
+			c, err := ready.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	})
 	<-ctx.Done()
+	ready.Close()
 	return nil
 }
 
