@@ -217,18 +217,28 @@ func (r *serverRelay) close() {
 // apart, which holds as long as the app may not mark its sockets (its
 // CAP_NET_RAW and CAP_NET_ADMIN are dropped): that is logged.
 func redirect(log *slog.Logger) error {
-	owner, err := outbound.SelfOwner()
+	owner, err := redirectOwned()
 	if err == nil {
-		if err = outbound.Redirect(RedirectPort, &owner); err == nil {
-			var ok bool
-			if ok, err = outbound.Exempt(); ok {
-				log.Info("egress redirect", "skips", "the caretaker's marked sockets in its "+owner.String())
-				return nil
-			} else if err == nil {
-				err = fmt.Errorf("its %s does not match its own sockets", owner)
-			}
-		}
+		log.Info("egress redirect", "skips", "the caretaker's marked sockets in its "+owner.String())
+		return nil
 	}
 	log.Warn("egress redirect: the caretaker's sockets are told apart by their mark only", "why", err.Error())
 	return outbound.Redirect(RedirectPort, nil)
+}
+
+// redirectOwned installs the redirect with the caretaker's cgroup and
+// checks that it skips the caretaker's own sockets.
+func redirectOwned() (outbound.Owner, error) {
+	owner, err := outbound.SelfOwner()
+	if err != nil {
+		return owner, err
+	}
+	if err := outbound.Redirect(RedirectPort, &owner); err != nil {
+		return owner, err
+	}
+	ok, err := outbound.Exempt()
+	if err == nil && !ok {
+		err = fmt.Errorf("its %s does not match its own sockets", owner)
+	}
+	return owner, err
 }
