@@ -3,10 +3,12 @@ package caretaker
 import (
 	"context"
 	"fmt"
-	"os"
+	"net"
 	"path"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -62,6 +64,12 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if _, gap := c.Backend.Capabilities().Gap("egress"); gap {
 		needEgress = false // a declared gap, warned: the app runs without
 	}
+	transparent := needEgress && a.Egress.Mode == spec.EgressTransparent
+	if transparent {
+		if err := refuseBypass(a); err != nil {
+			return engine.Attachment{}, false, err
+		}
+	}
 	if !needEgress && !remote {
 		return engine.Attachment{}, false, nil
 	}
@@ -69,20 +77,31 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if c.err != nil {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s needs the caretaker companion (%s): %w", a.Name, c.why(a), c.err)
 	}
-	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Egress: a.Egress, Remote: remote}
+	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Remote: remote}
+	if needEgress {
+		cfg.Egress = a.Egress
+	}
 	env := map[string]string{}
 	if tok, _ := ctx.Value(tokenKey{}).(string); tok != "" && c.Server != "" {
 		env[EnvToken] = tok
 	}
+	// No privilege but what its roles need (added below): no capability,
+	// a read-only root (it writes only to what it shares with the app),
+	// no gain through exec.
 	comp := spec.App{
 		Name: a.Name + "-caretaker", Image: c.image, PullPolicy: "never", Restart: a.Restart, Env: env,
 		Labels: map[string]string{}, StopSignal: "SIGTERM",
-	}
-	if a.Egress != nil && a.Egress.Mode == spec.EgressTransparent {
-		// Its redirect and its marked sockets, in the namespace it owns.
-		comp.CapAdd = []string{"NET_ADMIN"}
+		CapDrop: []string{"ALL"}, ReadOnly: true, SecurityOpt: []string{"no-new-privileges:true"},
 	}
 	att := engine.Attachment{Companion: comp, Ready: ReadyCommand}
+	if transparent {
+		// Its redirect and its marked sockets, in the namespace it owns;
+		// the app may neither mark its sockets (SO_MARK: CAP_NET_ADMIN,
+		// or CAP_NET_RAW since Linux 5.17) nor send raw packets past the
+		// redirect, nor remove it.
+		att.Companion.CapAdd = []string{"NET_ADMIN"}
+		att.AppCapDrop = []string{"NET_ADMIN", "NET_RAW"}
+	}
 	if a.Egress != nil && a.Egress.Mode == spec.EgressProxy {
 		att.AppEnv = ProxyEnv()
 	}
@@ -138,13 +157,16 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 		}
 	}
 	if len(cfg.Mounts) > 0 {
-		// FUSE in the companion: the device and the right to mount, in
-		// its own mount namespace (propagated to the host path of the
-		// shared volume only). Where AppArmor confines containers, its
-		// default profile forbids mount(2) even with the capability.
+		// FUSE (or kernel 9p) in the companion: the device and the right
+		// to mount, in its own mount namespace (propagated to the host
+		// path of the shared volume only). Where AppArmor confines
+		// containers, its default profile forbids mount(2) even with the
+		// capability. A /tmp for fusectl, mounted privately to abort a
+		// connection.
 		att.Companion.Devices = []spec.Device{{Source: "/dev/fuse", Target: "/dev/fuse", Permissions: "rwm"}}
 		att.Companion.CapAdd = append(att.Companion.CapAdd, "SYS_ADMIN")
-		att.Companion.SecurityOpt = []string{"apparmor=unconfined"}
+		att.Companion.SecurityOpt = append(att.Companion.SecurityOpt, "apparmor=unconfined")
+		att.Companion.Tmpfs = []spec.Tmpfs{{Target: "/tmp", Size: 1 << 20}}
 	}
 	return att, nil
 }
@@ -154,9 +176,8 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 // instead of a volume. One per client-local mount, where the companion
 // mounts the export (its mount propagates, bidirectionally, to the app's
 // host-to-container mount of the same directory), and one for the agent
-// sockets. Bidirectional propagation needs the companion privileged
-// (which also gives it /dev/fuse and the right to mount). A directory,
-// not a file, is what a pod shares: a single-file source is refused.
+// sockets. A directory, not a file, is what a pod shares: a single-file
+// source is refused.
 func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []AppMount, cfg *Config) (engine.Attachment, error) {
 	att.Shared = []backends.SharedDir{{Name: "cornus-agent", SidecarTarget: sharedPath(agentSubdir), Target: AgentDir, ReadOnly: true}}
 	seen := map[int]bool{}
@@ -173,9 +194,40 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 		}
 	}
 	if len(cfg.Mounts) > 0 {
+		// Kubernetes allows Bidirectional propagation to privileged
+		// containers only (no capability short of it will do), so the
+		// sidecar is privileged where it mounts, and only there. That
+		// gives it /dev/fuse, every capability and a writable /sys; it
+		// refuses no-new-privileges alongside, and a sidecar has no
+		// tmpfs (fusectl's /tmp): the root stays writable.
 		att.Companion.Privileged = true
+		att.Companion.CapAdd, att.Companion.CapDrop, att.Companion.SecurityOpt = nil, nil, nil
+		att.Companion.ReadOnly = false
 	}
 	return att, nil
+}
+
+// refuseBypass refuses what would take a transparent-mode app past its
+// redirect: CAP_NET_RAW (SO_MARK since Linux 5.17, raw and packet sockets)
+// and CAP_NET_ADMIN (SO_MARK, and the redirect's table itself), asked for
+// or with privileged. The companion drops both from the app otherwise.
+// Refused, not warned: an app holding them runs with the policy on paper
+// only. Proxy mode, which the app follows of its own accord, has no such
+// limit.
+func refuseBypass(a spec.App) error {
+	const why = "would let the app mark its sockets as the caretaker's (SO_MARK), send raw packets or remove the redirect, past the egress policy"
+	if a.Privileged {
+		return fmt.Errorf("services.%s.privileged: a privileged app in egress mode transparent holds CAP_NET_RAW and CAP_NET_ADMIN, which %s: drop privileged, or use egress mode proxy: %w",
+			a.Name, why, errdefs.ErrInvalidArgument)
+	}
+	for i, c := range a.CapAdd {
+		switch n := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_"); n {
+		case "ALL", "NET_RAW", "NET_ADMIN":
+			return fmt.Errorf("services.%s.capAdd[%d]: %s in egress mode transparent %s: remove it, or use egress mode proxy: %w",
+				a.Name, i, c, why, errdefs.ErrInvalidArgument)
+		}
+	}
+	return nil
 }
 
 func envValue(environ []string, key string) string {
@@ -187,10 +239,11 @@ func envValue(environ []string, key string) string {
 	return ""
 }
 
-// Ready reports whether the caretaker in this container is ready.
+// Ready reports whether the caretaker of this network namespace is ready.
 func Ready() error {
-	if _, err := os.Stat(ReadyFile); err != nil {
+	c, err := net.DialTimeout("unix", ReadySocket, 5*time.Second)
+	if err != nil {
 		return fmt.Errorf("caretaker not ready")
 	}
-	return nil
+	return c.Close()
 }

@@ -28,9 +28,12 @@ const (
 	RedirectPort = 15001 // transparent mode: the redirect's target
 )
 
-// ReadyFile is written once every role is in place: the engine starts the
-// app only then.
-const ReadyFile = "/tmp/cornus-caretaker.ready"
+// ReadySocket is the abstract unix socket (of the replica's network
+// namespace) the caretaker listens on once every role is in place: the
+// engine starts the app only then. Not a file: the companion's root file
+// system is read-only, and the socket goes with the process (a restarted
+// caretaker is not ready before its roles are again).
+const ReadySocket = "@cornus-caretaker-ready"
 
 // Config is what one companion does.
 type Config struct {

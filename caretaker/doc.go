@@ -9,6 +9,11 @@
 // shared.go), portforward (forward.go: the server's dial streams dialed
 // on this namespace) and agent (agent.go: exec --forward-agent's
 // socket). Companions (companion.go) is the engine's hook that decides
-// who gets one and with what. It must not import server (the server
-// imports it); server/client and server/api are its wire.
+// who gets one and with what: no capability but NET_ADMIN for transparent
+// egress and SYS_ADMIN (with /dev/fuse) for client-local mounts, a
+// read-only root, no-new-privileges; and the transparent-mode app without
+// CAP_NET_RAW and CAP_NET_ADMIN, which would take it past the redirect
+// (refused when it asks for them). It is ready when it listens on
+// ReadySocket. It must not import server (the server imports it);
+// server/client and server/api are its wire.
 package caretaker

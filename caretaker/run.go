@@ -90,10 +90,21 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 			return err
 		}
 	}
-	if err := os.WriteFile(ReadyFile, []byte("ready\n"), 0o644); err != nil {
-		return fmt.Errorf("caretaker: %w", err)
+	ready, err := net.Listen("unix", ReadySocket)
+	if err != nil {
+		return fmt.Errorf("caretaker: ready socket: %w", err)
 	}
+	wg.Go(func() {
+		for {
+			c, err := ready.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	})
 	<-ctx.Done()
+	ready.Close()
 	return nil
 }
 
@@ -129,7 +140,7 @@ func runEgress(ctx context.Context, wg *sync.WaitGroup, c Config, relay outbound
 		if ln6, err := net.Listen("tcp", "[::1]:"+strconv.Itoa(RedirectPort)); err == nil {
 			wg.Go(func() { _ = t.Serve(ctx, ln6) })
 		}
-		if err := outbound.Redirect(RedirectPort); err != nil {
+		if err := redirect(log); err != nil {
 			return nil, fmt.Errorf("caretaker: %w", err)
 		}
 		undo = func() {
@@ -198,4 +209,36 @@ func (r *serverRelay) close() {
 	if r.sess != nil {
 		_ = r.sess.Close()
 	}
+}
+
+// redirect installs transparent mode's redirect, skipping the caretaker's
+// own sockets by their mark and their cgroup. Where the cgroup cannot be
+// read or does not match (an older kernel), the mark alone tells them
+// apart, which holds as long as the app may not mark its sockets (its
+// CAP_NET_RAW and CAP_NET_ADMIN are dropped): that is logged.
+func redirect(log *slog.Logger) error {
+	owner, err := redirectOwned()
+	if err == nil {
+		log.Info("egress redirect", "skips", "the caretaker's marked sockets in its "+owner.String())
+		return nil
+	}
+	log.Warn("egress redirect: the caretaker's sockets are told apart by their mark only", "why", err.Error())
+	return outbound.Redirect(RedirectPort, nil)
+}
+
+// redirectOwned installs the redirect with the caretaker's cgroup and
+// checks that it skips the caretaker's own sockets.
+func redirectOwned() (outbound.Owner, error) {
+	owner, err := outbound.SelfOwner()
+	if err != nil {
+		return owner, err
+	}
+	if err := outbound.Redirect(RedirectPort, &owner); err != nil {
+		return owner, err
+	}
+	ok, err := outbound.Exempt()
+	if err == nil && !ok {
+		err = fmt.Errorf("its %s does not match its own sockets", owner)
+	}
+	return owner, err
 }

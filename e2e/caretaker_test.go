@@ -144,6 +144,11 @@ services:
 	if m := mountedFor(t, p.name); len(m) == 0 {
 		t.Errorf("the companion's mounts do not show on the runtime's host (propagation)")
 	}
+	// The companion mounts with SYS_ADMIN and nothing else.
+	if st := companionProc(t, p, "app"); st.capEff != 1<<capSysAdmin || !st.noNewPrivs || !st.roRoot {
+		t.Errorf("the mounting companion (pid %d): CapEff %#x (want SYS_ADMIN only, %#x), no-new-privileges %v, read-only root %v",
+			st.pid, st.capEff, uint64(1<<capSysAdmin), st.noNewPrivs, st.roRoot)
+	}
 	if got := p.must("compose", "exec", "-T", "app", "sh", "-c", "echo from-container > /work/out && cat /work/seed /etc/one.conf /cfg/app.ini"); got != "v1\none\nro\n" {
 		t.Errorf("read through the mounts: %q", got)
 	}
@@ -254,6 +259,9 @@ services:
     init: true
     command: ["httpd", "-f", "-p", "127.0.0.1:8080", "-h", "/www"]
     volumes: ["./www:/www:ro", "./tools:/tools:ro"]
+  plain:
+    image: `+image+`
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
 `, srv.env()...)
 	for _, d := range []string{"www", "tools"} {
 		if err := os.Mkdir(filepath.Join(p.dir, d), 0o755); err != nil {
@@ -268,6 +276,12 @@ services:
 	}
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
+	}
+	// A replica without client-local mounts: its companion (portforward
+	// and agent roles) holds no capability at all, SYS_ADMIN least.
+	if st := companionProc(t, p, "plain"); st.capEff != 0 || !st.noNewPrivs || !st.roRoot {
+		t.Errorf("the companion of a replica without mounts (pid %d): CapEff %#x (want none), no-new-privileges %v, read-only root %v",
+			st.pid, st.capEff, st.noNewPrivs, st.roRoot)
 	}
 
 	// port-forward and tunnel through the companion.

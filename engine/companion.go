@@ -42,6 +42,9 @@ type Attachment struct {
 	// AppEnv is set in the app, where it does not set those variables
 	// itself.
 	AppEnv map[string]string
+	// AppCapDrop are capabilities the app must not have (the companion's
+	// enforcement would not hold): added to its capDrop.
+	AppCapDrop []string
 	// AppMounts are added to the app's binds (what the companion shares
 	// with it); they are the companion's, not the user's, so the host
 	// policy, which checked the user's spec, does not see them.
@@ -169,8 +172,14 @@ func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replic
 }
 
 // joinApp adds what a companion shares with its app: its mounts, and the
-// environment the app does not set itself.
+// environment the app does not set itself; and drops what it must not
+// hold.
 func joinApp(app spec.App, att Attachment) spec.App {
+	for _, c := range att.AppCapDrop {
+		if !slices.Contains(app.CapDrop, c) {
+			app.CapDrop = append(slices.Clone(app.CapDrop), c)
+		}
+	}
 	if len(att.AppMounts) > 0 {
 		app.Mounts = append(slices.Clone(app.Mounts), att.AppMounts...)
 	}

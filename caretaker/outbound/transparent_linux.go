@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"syscall"
 
 	"github.com/google/nftables"
@@ -22,15 +23,24 @@ import (
 const TableName = "cornus_egress"
 
 // Mark is the socket mark of the caretaker's own connections (the cluster
-// route, the relay to the server): the redirect skips them.
+// route, the relay to the server): the redirect skips them, when they
+// were also made in its Owner's cgroup. Setting a mark takes CAP_NET_ADMIN
+// or (Linux 5.17) CAP_NET_RAW: the app of a transparent-mode replica has
+// both dropped (Companions), so it cannot mark its sockets.
 const Mark = 0xc0e5
+
+// chainName is the chain of the table; its first rule (the caretaker's
+// own sockets, counted) is what Exempt reads.
+const chainName = "output"
 
 // Redirect installs, in the calling thread's network namespace, a table
 // that redirects every TCP connection the workload opens to a non-local
 // address to port on this host (the transparent listener), except the
-// caretaker's own (marked Mark). It replaces a table left by an earlier
-// caretaker; Unredirect removes it.
-func Redirect(port uint16) error {
+// caretaker's own: marked Mark and, when owner is set, made in its cgroup
+// (each half stops what the other may not: a process that may mark its
+// sockets, one that may join another cgroup). It replaces a table left by
+// an earlier caretaker; Unredirect removes it.
+func Redirect(port uint16, owner *Owner) error {
 	c, err := nftables.New()
 	if err != nil {
 		return fmt.Errorf("egress redirect: nftables: %w", err)
@@ -40,26 +50,79 @@ func Redirect(port uint16) error {
 		c.DelTable(old)
 	}
 	c.AddTable(t)
-	ch := c.AddChain(&nftables.Chain{Name: "output", Table: t, Type: nftables.ChainTypeNAT,
+	ch := c.AddChain(&nftables.Chain{Name: chainName, Table: t, Type: nftables.ChainTypeNAT,
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityNATDest})
-	c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
+	tcp := []expr.Any{
 		// meta l4proto tcp
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
-		// meta mark != Mark
+	}
+	own := append(slices.Clone(tcp),
+		// meta mark == Mark
 		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(Mark)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(Mark)})
+	if owner != nil {
+		// socket cgroupv2 level L == id
+		own = append(own,
+			&expr.Socket{Key: expr.SocketKeyCgroupv2, Level: owner.Level, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.NativeEndian.PutUint64(owner.Cgroup)})
+	}
+	own = append(own, &expr.Counter{}, &expr.Verdict{Kind: expr.VerdictAccept})
+	c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: own})
+	c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: append(tcp,
 		// fib daddr type != local (loopback, the workload's own addresses)
 		&expr.Fib{Register: 1, FlagDADDR: true, ResultADDRTYPE: true},
 		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(unix.RTN_LOCAL)},
 		// redirect to :port
 		&expr.Immediate{Register: 1, Data: binaryutil.BigEndian.PutUint16(port)},
 		&expr.Redir{RegisterProtoMin: 1},
-	}})
+	)})
 	if err := c.Flush(); err != nil {
 		return fmt.Errorf("egress redirect: install nftables table %s: %w", TableName, err)
 	}
 	return nil
+}
+
+// Exempt reports whether the redirect Redirect installed skips the calling
+// process's marked sockets: one marked connection to a listener of its own
+// on loopback (never redirected, but seen by the first rule), and that
+// rule's counter. False means the owner's cgroup does not match this
+// process's sockets (a kernel that counts its level from elsewhere): its
+// own dials would come back to its listener.
+func Exempt() (bool, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return false, fmt.Errorf("egress redirect: probe: %w", err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	conn, err := MarkedDialer().Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		return false, fmt.Errorf("egress redirect: probe: %w", err)
+	}
+	conn.Close()
+	c, err := nftables.New()
+	if err != nil {
+		return false, fmt.Errorf("egress redirect: nftables: %w", err)
+	}
+	t := &nftables.Table{Family: nftables.TableFamilyINet, Name: TableName}
+	rules, err := c.GetRules(t, &nftables.Chain{Name: chainName, Table: t})
+	if err != nil {
+		return false, fmt.Errorf("egress redirect: read table %s: %w", TableName, err)
+	}
+	if len(rules) == 0 {
+		return false, fmt.Errorf("egress redirect: table %s has no rules", TableName)
+	}
+	for _, e := range rules[0].Exprs {
+		if n, ok := e.(*expr.Counter); ok {
+			return n.Packets > 0, nil
+		}
+	}
+	return false, fmt.Errorf("egress redirect: table %s: its first rule has no counter", TableName)
 }
 
 // Unredirect removes the table Redirect installed, if any.
@@ -78,7 +141,7 @@ func Unredirect() error {
 
 // MarkedDialer dials with Mark on its sockets, so transparent mode's
 // redirect lets them through (it needs CAP_NET_ADMIN, as the redirect
-// does).
+// does; and, where the redirect has an Owner, the caller in its cgroup).
 func MarkedDialer() *net.Dialer {
 	return &net.Dialer{Timeout: dialTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error

@@ -112,7 +112,7 @@ func TestTransparent(t *testing.T) {
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return err
 		}
-		return Redirect(uint16(ln.Addr().(*net.TCPAddr).Port))
+		return Redirect(uint16(ln.Addr().(*net.TCPAddr).Port), nil)
 	}); err != nil {
 		t.Fatal(err)
 	}
