@@ -105,13 +105,14 @@ func (e *Engine) Warnings(p spec.Project) []spec.Warning {
 	return out
 }
 
-// checkSpec runs the host policy on a spec a verb was handed (hooks run
-// from it), whatever the verb: nil is nothing to check.
+// checkSpec runs the host policy on what a verb that creates nothing
+// (start, stop, restart, kill, rm, down) takes from the spec it was
+// handed: its hooks. nil is nothing to check.
 func (e *Engine) checkSpec(p *spec.Project) error {
 	if p == nil {
 		return nil
 	}
-	return e.policy.Check(*p)
+	return e.policy.CheckHooks(*p)
 }
 
 // progressOf is where work under ctx reports: the writer ctx carries

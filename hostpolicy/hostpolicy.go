@@ -59,6 +59,16 @@ func (p Policy) Check(proj spec.Project) error {
 	return denied(ps)
 }
 
+// CheckHooks checks what a verb that makes nothing (start, stop, down)
+// takes from a spec it is handed: its hooks, run as execs.
+func (p Policy) CheckHooks(proj spec.Project) error {
+	var ps []Problem
+	for _, name := range proj.ServiceNames() {
+		ps = append(ps, p.hookProblems("services."+name, proj.Services[name])...)
+	}
+	return denied(ps)
+}
+
 // CheckApp checks one app and the volumes it mounts (by name; existing
 // volumes with their current options). at prefixes field paths, e.g.
 // "container web".

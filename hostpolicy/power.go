@@ -84,15 +84,23 @@ func (p Policy) appProblems(at string, a spec.App) []Problem {
 			power(at+".sysctls."+k, "sysctl %s is not namespaced for this container: it would change the host kernel", k)
 		}
 	}
-	if a.Hooks != nil {
-		for _, hs := range []struct {
-			event string
-			hooks []spec.Hook
-		}{{"postCreate", a.Hooks.PostCreate}, {"postStart", a.Hooks.PostStart}, {"postAttach", a.Hooks.PostAttach}, {"preStop", a.Hooks.PreStop}} {
-			for i, h := range hs.hooks {
-				if h.Privileged {
-					power(fmtIndex(at+".hooks."+hs.event, i)+".privileged", "a privileged hook runs with every capability and device of the host")
-				}
+	ps = append(ps, p.hookProblems(at, a)...)
+	return ps
+}
+
+// hookProblems refuses privileged hooks: each runs as a privileged exec.
+func (p Policy) hookProblems(at string, a spec.App) []Problem {
+	if a.Hooks == nil || p.AllowPrivileged {
+		return nil
+	}
+	var ps []Problem
+	for _, hs := range []struct {
+		event string
+		hooks []spec.Hook
+	}{{"postCreate", a.Hooks.PostCreate}, {"postStart", a.Hooks.PostStart}, {"postAttach", a.Hooks.PostAttach}, {"preStop", a.Hooks.PreStop}} {
+		for i, h := range hs.hooks {
+			if h.Privileged {
+				ps = append(ps, p.power(fmtIndex(at+".hooks."+hs.event, i)+".privileged", "a privileged hook runs with every capability and device of the host"))
 			}
 		}
 	}

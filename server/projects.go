@@ -148,17 +148,16 @@ func withTenant(p spec.Project, tenant string) spec.Project {
 	return out
 }
 
-// admitted is a received spec, restored and admitted for tenant (nil:
-// none was sent).
-func (s *Server) admitted(r *http.Request, tenant string, p *spec.Project) (*spec.Project, error) {
+// admitted is the spec a verb that creates nothing (down, start, stop,
+// restart, kill, rm) received, restored (nil: none was sent). Such a
+// verb takes the spec's order, stop settings and hooks only: the engine
+// checks its hooks against the host policy (checkSpec).
+func admitted(r *http.Request, p *spec.Project) (*spec.Project, error) {
 	n := normalized(p)
-	if n == nil {
-		return nil, nil
-	}
-	if n.Name != r.PathValue("project") {
+	if n != nil && n.Name != r.PathValue("project") {
 		return nil, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, n.Name, r.PathValue("project"))
 	}
-	return n, s.admit(r.Context(), tenant, *n)
+	return n, nil
 }
 
 func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
@@ -168,7 +167,7 @@ func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
-	sp, err := s.admitted(r, id.tenant, req.Spec)
+	sp, err := admitted(r, req.Spec)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -255,7 +254,7 @@ func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) 
 		return
 	}
 	project := r.PathValue("project")
-	sp, err := s.admitted(r, id.tenant, req.Spec)
+	sp, err := admitted(r, req.Spec)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -262,7 +262,11 @@ func TestHooksMeetPolicyOnEveryVerb(t *testing.T) {
 	a.Hooks = &spec.Hooks{PreStop: []spec.Hook{{Command: []string{"sh", "-c", "touch /tmp/hook-ran"}, Privileged: true}}}
 	evil.Services["app"] = a
 	for _, verb := range []string{"stop", "start", "restart", "kill", "rm", "down"} {
-		ts.refused(http.MethodPost, "/v1/projects/"+p.Name+"/"+verb, ts.alice, map[string]any{"spec": evil}, http.StatusForbidden, "privileged")
+		// Refused by the engine, in the answer's error frame.
+		code, body := ts.request(http.MethodPost, "/v1/projects/"+p.Name+"/"+verb, ts.alice, map[string]any{"spec": evil})
+		if code != http.StatusOK || !strings.Contains(body, `"error"`) || !strings.Contains(body, "hooks.preStop[0].privileged") {
+			t.Fatalf("%s with a privileged hook: %d %s", verb, code, body)
+		}
 	}
 	if cs := ts.containers(p.Name); len(cs) != 1 || !cs[0].Running() {
 		t.Fatalf("refused verbs changed the project: %v", cs)
