@@ -22,12 +22,16 @@ import (
 
 var errInvalid = errdefs.ErrInvalidArgument
 
-// Create makes the container as a stopped Incus instance: its record
+// Create makes the container as a stopped Incus instance, once the spec
+// holds no text that would break a configuration line: its record
 // directory on the host (the monitor's record, process.json, secrets and
 // configs, hosts and resolv.conf), addresses on its networks, published
 // ports, volumes; then the instance, whose init is cornus itself.
 // Anything made before a failure is undone.
 func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
+	if err := checkSpecText(cs); err != nil {
+		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+	}
 	if b.ociMode() {
 		return b.createOCI(ctx, cs)
 	}

@@ -65,6 +65,12 @@
 // process is not the container's pid 1 on the 6.0 path: the cornus init
 // is (a hook reading /proc/1 sees cornus).
 //
+// LXC reads raw.lxc (written by lxcConfig alone) and the keys Incus maps
+// into its configuration as lines: Create refuses spec text holding a line
+// break, carriage return or NUL (checkSpecText) before it makes anything,
+// and any such key or value in the instance body (checkBodyText), with an
+// InvalidArgument error naming the field.
+//
 // Errors: Incus answers are classed by HTTP status and message (classify:
 // 404 → NotFound, 409/"already exists" → Conflict, 400 → InvalidArgument,
 // 403 → PermissionDenied, an unreachable socket → Unavailable naming
