@@ -59,9 +59,11 @@
 // directory cornus keeps (<incus dir>/cornus-dns/<bridge>, raw.dnsmasq
 // hostsdir=). A published host port another process holds fails the
 // start with "address already in use" (checked before Incus's proxy
-// device, whose own error does not say so). Volume driver options honor
-// a host directory bind and a host block device (type=FS,
-// device=/dev/...: an Incus disk device with that source). The main
+// device, whose own error does not say so). Volume driver options, read
+// as the host policy reads them (hostpolicy.LocalDriverMount), honor a
+// host directory bind and a host block device (type=FS, device=/dev/...:
+// an Incus disk device with that source); the rest, a tmpfs among them
+// (never the device it names), is NotImplemented. The main
 // process is not the container's pid 1 on the 6.0 path: the cornus init
 // is (a hook reading /proc/1 sees cornus).
 //
@@ -76,6 +78,6 @@
 // 403 → PermissionDenied, an unreachable socket → Unavailable naming
 // scripts/incus.sh). incusd 6.0's bridge start/stop fails when a host
 // interface vanishes while it walks them all; network create and delete
-// retry that (retryVanished). It imports backends, spec and internal
-// packages only, never the CLI.
+// retry that (retryVanished). It imports backends, spec, hostpolicy and
+// internal packages only, never the CLI.
 package incus
