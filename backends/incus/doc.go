@@ -52,7 +52,11 @@
 // (the init's monitor), the engine's on the OCI path. Gaps (both paths):
 // egress, logging drivers, reservations, deviceCgroupRules, and the
 // host/container namespace modes LXC cannot share (network, pid, ipc, uts,
-// user, cgroup); the OCI path adds ociGaps.
+// user, cgroup); the OCI path adds ociGaps. Security options: seccomp
+// (unconfined or the default), no-new-privileges, and apparmor, label,
+// systempaths, writable-cgroups (Incus's own confinement, unchanged); the
+// rest (podman's mask and unmask, custom seccomp profiles) is
+// NotImplemented.
 //
 // Service names resolve through each container's /etc/hosts and through
 // DNS: the dnsmasq Incus runs on each cornus network reads a hosts
