@@ -93,8 +93,9 @@ func hostNS(kind string) string {
 // yes to root whatever the mount).
 const procSysWritable = `h=$(cat /proc/sys/kernel/hostname) && echo "$h" > /proc/sys/kernel/hostname`
 
-// tmpfsAtDisk checks /disk is a tmpfs, not the device its options named.
-const tmpfsAtDisk = `grep -q ' /disk tmpfs ' /proc/mounts && test -d /disk`
+// tmpfsAtHost checks /host is a tmpfs, not the device its options named
+// (the docker CLI run mounts a volume it made at /host too).
+const tmpfsAtHost = `grep -q ' /host tmpfs ' /proc/mounts && test -d /host`
 
 // HostPowerCases is the default-deny table.
 var HostPowerCases = []HostPowerCase{
@@ -258,19 +259,19 @@ var HostPowerCases = []HostPowerCase{
 		// device is host storage whatever the type; allowed, a runtime
 		// mounts a tmpfs (never the device) or has no form for it.
 		Name: "volume driver options: a tmpfs naming a host device", Field: "driverOpts", Allow: AllowPrivileged,
-		App:          spec.App{Volumes: []spec.VolumeMount{{Source: "scratch", Target: "/disk"}}},
+		App:          spec.App{Volumes: []spec.VolumeMount{{Source: "scratch", Target: "/host"}}},
 		Volumes:      map[string]spec.Volume{"scratch": {DriverOpts: map[string]string{"type": "tmpfs", "device": "/dev/null"}}},
-		Compose:      "volumes: ['scratch:/disk']",
+		Compose:      "volumes: ['scratch:/host']",
 		ComposeTop:   "volumes:\n  scratch:\n    driver_opts: {type: tmpfs, device: /dev/null}",
 		DockerVolume: []string{"--opt", "type=tmpfs", "--opt", "device=/dev/null"},
-		Check:        tmpfsAtDisk,
+		Check:        tmpfsAtHost,
 		Unportable:   "Incus and Kubernetes have no tmpfs volumes",
 	},
 	{
 		Name: "inline volume driver options: a tmpfs naming a host device", Field: "volumes[0].driverOpts", Allow: AllowPrivileged,
-		App:        spec.App{Volumes: []spec.VolumeMount{{Target: "/disk", DriverOpts: map[string]string{"type": "tmpfs", "device": "/dev/null"}}}},
-		Docker:     []string{"--mount", "type=volume,dst=/disk,volume-driver=local,volume-opt=type=tmpfs,volume-opt=device=/dev/null"},
-		Check:      tmpfsAtDisk,
+		App:        spec.App{Volumes: []spec.VolumeMount{{Target: "/host", DriverOpts: map[string]string{"type": "tmpfs", "device": "/dev/null"}}}},
+		Docker:     []string{"--mount", "type=volume,dst=/host,volume-driver=local,volume-opt=type=tmpfs,volume-opt=device=/dev/null"},
+		Check:      tmpfsAtHost,
 		Unportable: "Incus and Kubernetes have no tmpfs volumes",
 	},
 	{
