@@ -7,7 +7,7 @@ import (
 
 // unconfined says how a security option weakens confinement, or "" for
 // the forms known to take nothing from the host. An option the policy
-// does not know is refused too: a runtime that honours it might unconfine
+// does not know is refused too: a runtime that honors it might unconfine
 // the container, as podman's unmask= does. dockerd and podman accept
 // key=value and the legacy key:value form (and dockerd a bare "disable").
 func unconfined(opt string) string {
@@ -72,7 +72,7 @@ func unconfined(opt string) string {
 	case "proc-opts":
 		return "sets the mount options of the container's /proc, which cornus does not vet"
 	}
-	return "is not a security option cornus knows: a runtime that honours it might weaken confinement"
+	return "is not a security option cornus knows: a runtime that honors it might weaken confinement"
 }
 
 // selinuxLabel vets label=VALUE: a level without ranges is the
