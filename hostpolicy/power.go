@@ -79,6 +79,11 @@ func (p Policy) appProblems(at string, a spec.App) []Problem {
 			power(fmtIndex(at+".securityOpt", i), "%q %s", o, why)
 		}
 	}
+	if a.Logging != nil {
+		if field, why := logPower(*a.Logging); why != "" {
+			power(at+".logging."+field, "%s", why)
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(a.Sysctls)) {
 		if !sysctlNamespaced(a, k) {
 			power(at+".sysctls."+k, "sysctl %s is not namespaced for this container: it would change the host kernel", k)
@@ -116,82 +121,9 @@ func (p Policy) volumeProblems(at string, v spec.Volume) []Problem {
 	return p.driverOptProblems(at+".driverOpts", v.Driver, v.DriverOpts)
 }
 
-// driverOptProblems: with the local driver, `o: bind` (or `type: none`)
-// binds the host path in `device`; any other `device` (a block device, an
-// NFS export) is mounted by the host kernel. Only tmpfs takes nothing
-// from the host. Other drivers are plugins the host's operator installed.
-func (p Policy) driverOptProblems(at, driver string, opts map[string]string) []Problem {
-	if driver != "" && driver != "local" {
-		return nil
-	}
-	device, typ := opts["device"], opts["type"]
-	bind := typ == "none" || slices.Contains(strings.Split(opts["o"], ","), "bind") || slices.Contains(strings.Split(opts["o"], ","), "rbind")
-	switch {
-	case bind && device != "":
-		return p.bindProblem(at+".device", device)
-	case bind:
-		return nil // nothing to bind: the daemon refuses it
-	case typ == "tmpfs" || (device == "" && typ == ""):
-		return nil
-	case p.AllowPrivileged:
-		return nil
-	}
-	return []Problem{p.power(at, fmt.Sprintf("mounting %s (type %s) on the host", device, typ))}
-}
-
 // capName normalizes a capability: upper case, no CAP_ prefix.
 func capName(c string) string {
 	return strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_")
-}
-
-// unconfined says how a security option weakens confinement, or "".
-// Docker accepts both key=value and the legacy key:value form.
-func unconfined(opt string) string {
-	k, v, ok := strings.Cut(opt, "=")
-	if !ok {
-		k, v, _ = strings.Cut(opt, ":")
-	}
-	switch strings.ToLower(k) {
-	case "seccomp":
-		if v == "builtin" || v == "default" {
-			return ""
-		}
-		if v == "unconfined" {
-			return "disables seccomp confinement"
-		}
-		return "replaces the default seccomp profile"
-	case "apparmor":
-		if v == "docker-default" || v == "runtime/default" {
-			return ""
-		}
-		if v == "unconfined" {
-			return "disables AppArmor confinement"
-		}
-		return "replaces the default AppArmor profile"
-	case "label":
-		if v == "disable" {
-			return "disables SELinux labelling"
-		}
-		if t, ok := strings.CutPrefix(v, "type:"); ok {
-			return "sets the SELinux process type to " + t
-		}
-		if strings.HasPrefix(v, "type=") {
-			return "sets the SELinux process type"
-		}
-	case "no-new-privileges":
-		if v == "false" {
-			return "lets processes gain privileges (setuid binaries)"
-		}
-	case "systempaths":
-		if v == "unconfined" {
-			return "unmasks the host's /proc and /sys paths"
-		}
-	case "writable-cgroups":
-		if v == "true" {
-			return "makes the host's cgroup tree writable"
-		}
-	}
-	return ""
 }
 
 func sysctlNamespaced(a spec.App, key string) bool {

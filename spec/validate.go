@@ -90,6 +90,8 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 			ps.add(at+".update.order", "%q: use %s or %s", u.Order, UpdateStopFirst, UpdateStartFirst)
 		}
 	}
+	validateHostName(at+".hostname", a.Hostname, ps)
+	validateHostName(at+".domainname", a.Domainname, ps)
 	if a.ContainerName != "" && a.ReplicaCount() > 1 {
 		ps.add(at+".containerName", "cannot be set when replicas > 1 (names must be unique)")
 	}
@@ -163,6 +165,29 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 	validateFileMounts(at+".secrets", a.Secrets, ps)
 	validateFileMounts(at+".configs", a.Configs, ps)
 	a.Egress.validate(at+".egress", ps)
+}
+
+// hostLabelRE is one RFC 1123 label: letters, digits and '-', neither
+// first nor last.
+var hostLabelRE = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$`)
+
+// maxUTSName is the kernel's limit on a host or domain name.
+const maxUTSName = 64
+
+// validateHostName checks a hostname or domainname: RFC 1123 labels, at
+// most the kernel's 64 bytes. Runtimes write these into configuration
+// files (Incus's raw.lxc), where a line break would start a new setting.
+func validateHostName(at, name string, ps *Problems) {
+	if name == "" {
+		return
+	}
+	ok := len(name) <= maxUTSName
+	for _, l := range strings.Split(name, ".") {
+		ok = ok && hostLabelRE.MatchString(l)
+	}
+	if !ok {
+		ps.add(at, "%q is not an RFC 1123 host name: use dot-separated labels of letters, digits and '-' (not first or last in a label, at most 63 each), %d characters in all at most", name, maxUTSName)
+	}
 }
 
 func validatePort(at string, port Port, ps *Problems) {

@@ -18,7 +18,9 @@ import (
 //
 // Placeholders, filled in by Expand: @DIR@ is a scratch host directory
 // (holding a file named marker) that allowed cases may bind; @NS:x@ is the
-// host's /proc/self/ns/x link, for checks that a namespace is the host's.
+// host's /proc/self/ns/x link, for checks that a namespace is the host's;
+// @SINK@ is 127.0.0.1:PORT of a TCP listener the test holds, counting who
+// connects (a log driver told to dial it).
 type HostPowerCase struct {
 	Name string
 	// Field is the refused field's spec path below the service, e.g.
@@ -60,6 +62,14 @@ type HostPowerCase struct {
 	// machines have no CAP_SYS_RESOURCE); there the case asserts the
 	// runtime's refusal instead.
 	NeedsAllCaps bool
+	// Unportable: some runtimes have no form for it, for the reason given.
+	// Once allowed, a backend may refuse it itself (any error but the
+	// policy's, leaving no container); a backend that accepts it must
+	// honor it (Check) or warn a declared gap.
+	Unportable string
+	// Dials: honoring it makes the runtime connect to @SINK@, which the
+	// contract suite waits for; refused, nothing connects.
+	Dials bool
 }
 
 // Allow values.
@@ -77,6 +87,15 @@ func capBit(n string) string {
 func hostNS(kind string) string {
 	return `test "$(readlink /proc/self/ns/` + kind + `)" = "@NS:` + kind + `@"`
 }
+
+// procSysWritable rewrites the container's own hostname knob with its
+// value, which only a writable /proc/sys allows (busybox's test -w says
+// yes to root whatever the mount).
+const procSysWritable = `h=$(cat /proc/sys/kernel/hostname) && echo "$h" > /proc/sys/kernel/hostname`
+
+// tmpfsAtHost checks /host is a tmpfs, not the device its options named
+// (the docker CLI run mounts a volume it made at /host too).
+const tmpfsAtHost = `grep -q ' /host tmpfs ' /proc/mounts && test -d /host`
 
 // HostPowerCases is the default-deny table.
 var HostPowerCases = []HostPowerCase{
@@ -172,6 +191,34 @@ var HostPowerCases = []HostPowerCase{
 		Check:  `! grep -q ' /proc/keys ' /proc/mounts`,
 	},
 	{
+		// Security round 2: podman honors unmask=, which made /proc/sys
+		// writable. The check rewrites the container's own hostname knob
+		// (UTS-namespaced) with its value: only a writable /proc/sys lets it.
+		Name: "podman unmask ALL", Field: "securityOpt[0]", Allow: AllowPrivileged,
+		App: spec.App{SecurityOpt: []string{"unmask=ALL"}}, Compose: "security_opt: ['unmask=ALL']",
+		Docker:     []string{"--security-opt", "unmask=ALL"},
+		Check:      procSysWritable,
+		Unportable: "unmask is podman's option: dockerd, cornus's OCI specs, Incus and Kubernetes have none",
+	},
+	{
+		Name: "podman unmask /proc/sys", Field: "securityOpt[0]", Allow: AllowPrivileged,
+		App: spec.App{SecurityOpt: []string{"unmask=/proc/sys"}}, Compose: "security_opt: ['unmask=/proc/sys']",
+		Docker:     []string{"--security-opt", "unmask=/proc/sys"},
+		Check:      procSysWritable,
+		Unportable: "unmask is podman's option: dockerd, cornus's OCI specs, Incus and Kubernetes have none",
+	},
+	{
+		// Security round 2: syslog, gelf, fluentd, splunk, awslogs, ... make
+		// the daemon dial out (or use the host's credentials) on the
+		// container's behalf. Refused, nothing connects to the listener.
+		Name: "log driver dialling out", Field: "logging.driver", Allow: AllowPrivileged,
+		App:           spec.App{Logging: &spec.Logging{Driver: "syslog", Options: map[string]string{"syslog-address": "tcp://@SINK@"}}},
+		Compose:       "logging: {driver: syslog, options: {syslog-address: 'tcp://@SINK@'}}",
+		Dials:         true,
+		NotHonoredWhy: "the daemon's connection to the test's listener is what honoring means; the contract suite waits for it",
+		Unportable:    "podman has no syslog log driver",
+	},
+	{
 		Name: "non-namespaced sysctl", Field: "sysctls.kernel.panic", Allow: AllowPrivileged,
 		App: spec.App{Sysctls: map[string]string{"kernel.panic": "30"}}, Compose: "sysctls: {kernel.panic: '30'}",
 		EngineAPI: `{"Sysctls": {"kernel.panic": "30"}}`, RuntimeRefuses: true,
@@ -205,6 +252,27 @@ var HostPowerCases = []HostPowerCase{
 		ComposeTop:     "volumes:\n  disk:\n    driver_opts: {type: ext4, device: /dev/vda}",
 		DockerVolume:   []string{"--opt", "type=ext4", "--opt", "device=/dev/vda"},
 		NotDeployedWhy: "never mounted in tests: it would mount the machine's own disk a second time",
+	},
+	{
+		// Security round 2: the policy let a tmpfs naming a device through
+		// as taking nothing, and the incus backend mounted the device. A
+		// device is host storage whatever the type; allowed, a runtime
+		// mounts a tmpfs (never the device) or has no form for it.
+		Name: "volume driver options: a tmpfs naming a host device", Field: "driverOpts", Allow: AllowPrivileged,
+		App:          spec.App{Volumes: []spec.VolumeMount{{Source: "scratch", Target: "/host"}}},
+		Volumes:      map[string]spec.Volume{"scratch": {DriverOpts: map[string]string{"type": "tmpfs", "device": "/dev/null"}}},
+		Compose:      "volumes: ['scratch:/host']",
+		ComposeTop:   "volumes:\n  scratch:\n    driver_opts: {type: tmpfs, device: /dev/null}",
+		DockerVolume: []string{"--opt", "type=tmpfs", "--opt", "device=/dev/null"},
+		Check:        tmpfsAtHost,
+		Unportable:   "Incus and Kubernetes have no tmpfs volumes",
+	},
+	{
+		Name: "inline volume driver options: a tmpfs naming a host device", Field: "volumes[0].driverOpts", Allow: AllowPrivileged,
+		App:        spec.App{Volumes: []spec.VolumeMount{{Target: "/host", DriverOpts: map[string]string{"type": "tmpfs", "device": "/dev/null"}}}},
+		Docker:     []string{"--mount", "type=volume,dst=/host,volume-driver=local,volume-opt=type=tmpfs,volume-opt=device=/dev/null"},
+		Check:      tmpfsAtHost,
+		Unportable: "Incus and Kubernetes have no tmpfs volumes",
 	},
 	{
 		Name: "privileged postCreate hook", Field: "hooks.postCreate[0].privileged", Allow: AllowPrivileged,
@@ -267,14 +335,17 @@ func HostMissingCaps() ([]int, error) {
 	return nil, errors.New("no CapBnd line in /proc/self/status")
 }
 
-// HostEnv fills a case's placeholders: dir for @DIR@, and the host's
-// namespaces.
+// HostEnv fills a case's placeholders: dir for @DIR@, the host's
+// namespaces, and the listener behind @SINK@.
 type HostEnv struct {
-	Dir string
-	ns  map[string]string
+	Dir  string
+	ns   map[string]string
+	sink *sink
 }
 
-// NewHostEnv reads the host's namespace links and makes dir/marker.
+// NewHostEnv reads the host's namespace links, makes dir/marker and starts
+// the @SINK@ listener (Close stops it; otherwise it lives as long as the
+// test binary).
 func NewHostEnv(dir string) (HostEnv, error) {
 	h := HostEnv{Dir: dir, ns: map[string]string{}}
 	for _, kind := range []string{"net", "pid", "ipc", "uts", "user", "cgroup"} {
@@ -284,12 +355,35 @@ func NewHostEnv(dir string) (HostEnv, error) {
 		}
 		h.ns[kind] = l
 	}
-	return h, os.WriteFile(dir+"/marker", []byte("host\n"), 0o644)
+	if err := os.WriteFile(dir+"/marker", []byte("host\n"), 0o644); err != nil {
+		return h, err
+	}
+	var err error
+	h.sink, err = newSink()
+	return h, err
+}
+
+// Close stops the @SINK@ listener and drops the connections it holds.
+func (h HostEnv) Close() {
+	if h.sink != nil {
+		h.sink.close()
+	}
+}
+
+// Dialed is how many connections @SINK@ has accepted.
+func (h HostEnv) Dialed() int {
+	if h.sink == nil {
+		return 0
+	}
+	return h.sink.count()
 }
 
 // Expand fills the placeholders in s.
 func (h HostEnv) Expand(s string) string {
 	s = strings.ReplaceAll(s, "@DIR@", h.Dir)
+	if h.sink != nil {
+		s = strings.ReplaceAll(s, "@SINK@", h.sink.ln.Addr().String())
+	}
 	for kind, l := range h.ns {
 		s = strings.ReplaceAll(s, "@NS:"+kind+"@", l)
 	}
@@ -305,12 +399,17 @@ func (h HostEnv) ExpandAll(ss []string) []string {
 	return out
 }
 
-// ExpandApp fills the placeholders in an app's bind sources and driver
-// options, and in volumes' driver options.
+// ExpandApp fills the placeholders in an app's bind sources, driver and
+// log options, and in volumes' driver options.
 func (h HostEnv) ExpandApp(a spec.App, vols map[string]spec.Volume) (spec.App, map[string]spec.Volume) {
 	a = spec.DeepCopy(a)
 	for i := range a.Mounts {
 		a.Mounts[i].Source = h.Expand(a.Mounts[i].Source)
+	}
+	if a.Logging != nil {
+		for k, v := range a.Logging.Options {
+			a.Logging.Options[k] = h.Expand(v)
+		}
 	}
 	for i := range a.Volumes {
 		for k, v := range a.Volumes[i].DriverOpts {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -15,13 +16,15 @@ import (
 )
 
 // runHostPower runs one row of the default-deny table through the engine:
-// refused by default with nothing created, then honored (or warned, for a
-// declared gap; or refused by the runtime itself) once allowed.
+// refused by default with nothing created and nothing dialled, then
+// honored (or warned, for a declared gap; or refused by the runtime itself,
+// or by a backend with no form for an unportable row) once allowed.
 func runHostPower(x *env, c HostPowerCase) {
 	h, err := NewHostEnv(x.dir)
 	if err != nil {
 		x.t.Fatal(err)
 	}
+	x.t.Cleanup(h.Close)
 	p := x.hostPowerProject(h, c)
 
 	deny := engine.New(x.b, engine.WithLockDir(x.t.TempDir())) // no CORNUS_ALLOW_*: default deny
@@ -35,6 +38,9 @@ func runHostPower(x *env, c HostPowerCase) {
 		x.t.Fatalf("refusal must name %s and %s:\n%v", c.Field, allowVar, err)
 	}
 	x.assertNothingLeft(x.ctx)
+	if n := h.Dialed(); n != 0 {
+		x.t.Fatalf("refused, yet %d connections reached the test's listener", n)
+	}
 
 	if c.NotDeployedWhy != "" {
 		x.t.Logf("allowed phase not run: %s", c.NotDeployedWhy)
@@ -61,6 +67,13 @@ func runHostPower(x *env, c HostPowerCase) {
 		x.t.Logf("allowed by the policy, refused by the runtime: %v", err)
 		return
 	}
+	if err != nil && c.Unportable != "" && !errdefs.IsPermissionDenied(err) {
+		if n := len(x.containers("app")); n != 0 {
+			x.t.Fatalf("the backend refused it, yet %d containers are left: %v", n, err)
+		}
+		x.t.Logf("allowed by the policy; this backend has no form for it (%s): %v", c.Unportable, err)
+		return
+	}
 	if err != nil {
 		x.t.Fatalf("allowed by %s: up: %v", c.Allow, err)
 	}
@@ -73,6 +86,14 @@ func runHostPower(x *env, c HostPowerCase) {
 	case c.Check != "":
 		if out, code := x.sh("app", h.Expand(c.Check)); code != 0 {
 			x.t.Fatalf("allowed, but not honored: %q exited %d: %s", h.Expand(c.Check), code, out)
+		}
+	case c.Dials:
+		for h.Dialed() == 0 {
+			select {
+			case <-x.ctx.Done():
+				x.t.Fatalf("allowed, but the runtime never connected to the test's listener %s", h.Expand("@SINK@"))
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 	default:
 		x.t.Logf("runs; honoring not observed: %s", c.NotHonoredWhy)

@@ -15,7 +15,6 @@ var untested = map[string]string{
 	"platform":     "single-architecture test machines",
 	"expose":       "metadata only: no behaviour to observe",
 	"egress":       "engine-level: a caretaker companion created through the backend's own create; e2e/egress_test.go proves it on each backend",
-	"logging":      "log driver choice: runtime specific, no portable observation",
 	"devcontainer": "metadata for tools, never sent to a runtime",
 }
 

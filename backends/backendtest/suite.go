@@ -39,7 +39,7 @@ func Run(t *testing.T, open Open) {
 	t.Cleanup(func() { _ = b.Close() })
 	t.Run("floor", func(t *testing.T) { checkFloor(t, b.Name(), b.Capabilities()) })
 	t.Run("features", func(t *testing.T) { checkFeatures(t, b) })
-	loadImage(t, b)
+	LoadImage(t, b)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -76,8 +76,10 @@ func Run(t *testing.T, open Open) {
 	}
 }
 
-// loadImage builds the busybox test image locally and loads it: no pulls.
-func loadImage(t *testing.T, b backends.Backend) {
+// LoadImage builds the busybox test image (Image) locally and loads it
+// unless the backend has it: no pulls. Backends' own daemon tests use it
+// too, so every test sees the same image under that reference.
+func LoadImage(t *testing.T, b backends.Backend) {
 	t.Helper()
 	ctx := context.Background()
 	images, err := backends.Want[backends.Images](b, backends.FeatureImages, "loading the test image")

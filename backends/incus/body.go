@@ -109,7 +109,11 @@ func instanceBody(p plan) (instancesPost, error) {
 	if cs.StopTimeout != nil {
 		cfg["boot.host_shutdown_timeout"] = strconv.Itoa(int(math.Ceil(cs.StopTimeout.Seconds())) + 5)
 	}
-	cfg["raw.lxc"] = rawLXC(p)
+	raw, err := rawLXC(p)
+	if err != nil {
+		return instancesPost{}, err
+	}
+	cfg["raw.lxc"] = raw
 
 	devices := map[string]map[string]string{
 		"cornus-bin":     {"type": "disk", "source": p.BinDir, "path": ctrBinDir, "readonly": "true"},
@@ -160,38 +164,39 @@ func instanceBody(p plan) (instancesPost, error) {
 	for i, d := range p.Devices {
 		devices[fmt.Sprintf("dev%d", i)] = map[string]string{"type": d.Type, "source": d.Source, "path": d.Path}
 	}
-	return instancesPost{
+	body := instancesPost{
 		Name: p.Name, Type: "container", Source: instanceSource{Type: "image", Fingerprint: p.Image},
 		Config: cfg, Devices: devices, Profiles: []string{"default"},
 		Description: "cornus " + cs.Name,
-	}, nil
+	}
+	return body, checkBodyText(body)
 }
 
 // rawLXC is the LXC configuration Incus passes through: cornus's init as
 // the container's init (its arguments hold no spaces: LXC splits on
 // them), SIGTERM to stop it (LXC's default, SIGPWR, means nothing to
 // it), the hostname, static addresses (apps run no DHCP client) and the
-// seccomp profile dropped for seccomp=unconfined.
-func rawLXC(p plan) string {
-	lines := []string{
-		"lxc.init.cmd = " + p.InitPath + " monitor " + Name + " " + p.Name,
-		"lxc.signal.halt = SIGTERM",
-	}
+// seccomp profile dropped for seccomp=unconfined. lxcConfig refuses any
+// value that would break its line.
+func rawLXC(p plan) (string, error) {
+	var c lxcConfig
+	c.set("lxc.init.cmd", p.InitPath+" monitor "+Name+" "+p.Name)
+	c.set("lxc.signal.halt", "SIGTERM")
 	if h := p.Spec.Hostname; h != "" {
-		lines = append(lines, "lxc.uts.name = "+h)
+		c.set("lxc.uts.name", h)
 	}
 	for i, n := range p.NICs {
-		lines = append(lines, fmt.Sprintf("lxc.net.%d.ipv4.address = %s/%d", i, n.IP, n.Prefix))
+		c.set(fmt.Sprintf("lxc.net.%d.ipv4.address", i), fmt.Sprintf("%s/%d", n.IP, n.Prefix))
 		if i == 0 {
-			lines = append(lines, fmt.Sprintf("lxc.net.%d.ipv4.gateway = %s", i, n.Gateway))
+			c.set(fmt.Sprintf("lxc.net.%d.ipv4.gateway", i), n.Gateway)
 		}
 	}
 	for _, o := range p.Spec.SecurityOpt {
 		if o == "seccomp=unconfined" || o == "seccomp:unconfined" {
-			lines = append(lines, "lxc.seccomp.profile =")
+			c.set("lxc.seccomp.profile", "")
 		}
 	}
-	return strings.Join(lines, "\n") + "\n"
+	return c.text()
 }
 
 // limits maps resources, sysctls and ulimits onto Incus's limits.*,

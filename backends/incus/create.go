@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,12 +23,16 @@ import (
 
 var errInvalid = errdefs.ErrInvalidArgument
 
-// Create makes the container as a stopped Incus instance: its record
+// Create makes the container as a stopped Incus instance, once the spec
+// holds no text that would break a configuration line: its record
 // directory on the host (the monitor's record, process.json, secrets and
 // configs, hosts and resolv.conf), addresses on its networks, published
 // ports, volumes; then the instance, whose init is cornus itself.
 // Anything made before a failure is undone.
 func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
+	if err := checkSpecText(cs); err != nil {
+		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+	}
 	if b.ociMode() {
 		return b.createOCI(ctx, cs)
 	}
@@ -150,11 +155,8 @@ func (b *Backend) processConfig(cs backends.ContainerSpec, icfg imageConfig, p p
 	for _, t := range cs.Tmpfs {
 		proc.Tmpfs = append(proc.Tmpfs, tmpfsMount{Target: t.Target, Size: t.Size, Mode: t.Mode})
 	}
-	for _, o := range cs.SecurityOpt {
-		switch strings.ReplaceAll(o, ":", "=") {
-		case "no-new-privileges", "no-new-privileges=true":
-			proc.NoNewPrivs = true
-		}
+	if err := securityOpts(cs.SecurityOpt, &proc); err != nil {
+		return proc, err
 	}
 	if !cs.Privileged {
 		caps, err := capSet(cs.CapAdd, cs.CapDrop)
@@ -193,6 +195,38 @@ func (b *Backend) processConfig(cs backends.ContainerSpec, icfg imageConfig, p p
 		proc.Binds = append(proc.Binds, bindMount{Source: ctrDir + "/" + n, Target: "/etc/" + n, File: true})
 	}
 	return proc, nil
+}
+
+// securityOpts applies the security options an Incus container honors:
+// no-new-privileges (the init's exec helper sets it) and seccomp=unconfined
+// (raw.lxc drops the profile). AppArmor, SELinux labels, system paths and
+// cgroups are Incus's own (its AppArmor profile, no SELinux, lxcfs), so
+// those options are accepted and change nothing. The rest (podman's mask
+// and unmask, a custom seccomp profile, anything unknown) is refused, not
+// ignored.
+func securityOpts(opts []string, proc *procConfig) error {
+	for i, o := range opts {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			k, v, _ = strings.Cut(o, ":")
+		}
+		switch k {
+		case "no-new-privileges":
+			on, err := strconv.ParseBool(cmpOr(v, "true"))
+			if err != nil {
+				return fmt.Errorf("securityOpt[%d]: %q: want no-new-privileges[=true|false]: %w", i, o, errInvalid)
+			}
+			proc.NoNewPrivs = on
+		case "seccomp":
+			if v != "unconfined" && v != "default" && v != "builtin" {
+				return fmt.Errorf("securityOpt[%d]: %q: the incus backend runs Incus's seccomp profile or none (seccomp=unconfined), not a profile of the spec's: %w", i, o, errdefs.ErrNotImplemented)
+			}
+		case "apparmor", "label", "systempaths", "writable-cgroups":
+		default:
+			return fmt.Errorf("securityOpt[%d]: %q: the incus backend has no such security option: %w", i, o, errdefs.ErrNotImplemented)
+		}
+	}
+	return nil
 }
 
 // monitorRecord is the record the container's init starts from.

@@ -52,24 +52,36 @@
 // (the init's monitor), the engine's on the OCI path. Gaps (both paths):
 // egress, logging drivers, reservations, deviceCgroupRules, and the
 // host/container namespace modes LXC cannot share (network, pid, ipc, uts,
-// user, cgroup); the OCI path adds ociGaps.
+// user, cgroup); the OCI path adds ociGaps. Security options: seccomp
+// (unconfined or the default), no-new-privileges, and apparmor, label,
+// systempaths, writable-cgroups (Incus's own confinement, unchanged); the
+// rest (podman's mask and unmask, custom seccomp profiles) is
+// NotImplemented.
 //
 // Service names resolve through each container's /etc/hosts and through
 // DNS: the dnsmasq Incus runs on each cornus network reads a hosts
 // directory cornus keeps (<incus dir>/cornus-dns/<bridge>, raw.dnsmasq
 // hostsdir=). A published host port another process holds fails the
 // start with "address already in use" (checked before Incus's proxy
-// device, whose own error does not say so). Volume driver options honor
-// a host directory bind and a host block device (type=FS,
-// device=/dev/...: an Incus disk device with that source). The main
+// device, whose own error does not say so). Volume driver options, read
+// as the host policy reads them (hostpolicy.LocalDriverMount), honor a
+// host directory bind and a host block device (type=FS, device=/dev/...:
+// an Incus disk device with that source); the rest, a tmpfs among them
+// (never the device it names), is NotImplemented. The main
 // process is not the container's pid 1 on the 6.0 path: the cornus init
 // is (a hook reading /proc/1 sees cornus).
+//
+// LXC reads raw.lxc (written by lxcConfig alone) and the keys Incus maps
+// into its configuration as lines: Create refuses spec text holding a line
+// break, carriage return or NUL (checkSpecText) before it makes anything,
+// and any such key or value in the instance body (checkBodyText), with an
+// InvalidArgument error naming the field.
 //
 // Errors: Incus answers are classed by HTTP status and message (classify:
 // 404 → NotFound, 409/"already exists" → Conflict, 400 → InvalidArgument,
 // 403 → PermissionDenied, an unreachable socket → Unavailable naming
 // scripts/incus.sh). incusd 6.0's bridge start/stop fails when a host
 // interface vanishes while it walks them all; network create and delete
-// retry that (retryVanished). It imports backends, spec and internal
-// packages only, never the CLI.
+// retry that (retryVanished). It imports backends, spec, hostpolicy and
+// internal packages only, never the CLI.
 package incus

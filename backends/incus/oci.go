@@ -128,7 +128,7 @@ func ociInstanceBody(p plan, src instanceSource) (instancesPost, error) {
 	delete(devices, "cornus-bin")
 	delete(devices, "cornus-records")
 	body.Devices = devices
-	return body, nil
+	return body, checkBodyText(body)
 }
 
 // numericUser splits a numeric uid[:gid]; Incus's oci.uid/oci.gid take

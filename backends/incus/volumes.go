@@ -6,19 +6,19 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/hostpolicy"
 )
 
 // Volumes are Incus custom storage volumes on the default profile's
 // pool, named by their runtime name (volumeName). Their labels and the
 // local driver's options live in user.cornus.* keys; a volume whose
-// options bind a host directory (type=none, o=bind, device=DIR) holds no
-// data: containers mount the directory itself.
+// options bind a host directory (type=none, o=bind, device=DIR) or name a
+// host block device holds no data: containers mount that itself.
 const (
 	volKeyName      = "user.cornus.name"
 	volKeyLabels    = "user.cornus.labels"
@@ -63,7 +63,7 @@ func (b *Backend) createVolume(ctx context.Context, name, driver string, opts, l
 	switch {
 	case driver != "" && driver != "local":
 		return backends.Volume{}, fmt.Errorf("volume %s: driver %q: only the local driver is supported by the incus backend: %w", name, driver, errdefs.ErrNotImplemented)
-	case len(opts) > 0 && !isBind(opts) && !isBlock(opts):
+	case len(opts) > 0 && !hostMounted(opts):
 		return backends.Volume{}, fmt.Errorf("volume %s: driver options %v: the incus backend honors a bind of a host directory (type=none, o=bind, device=DIR) and a host block device (type=FS, device=/dev/...) only; use Incus volumes for the rest: %w", name, opts, errdefs.ErrNotImplemented)
 	}
 	pool, err := b.storagePool(ctx)
@@ -89,27 +89,37 @@ func (b *Backend) createVolume(ctx context.Context, name, driver string, opts, l
 	return b.getVolume(ctx, name)
 }
 
-func isBind(o map[string]string) bool {
-	return o["type"] == "none" || slices.Contains(strings.Split(o["o"], ","), "bind")
+// hostMount reads a volume's local-driver options as the host policy
+// checked them (hostpolicy.LocalDriverMount): a bind of a host directory
+// (Incus binds it, whatever the flags), or a host block device's
+// filesystem (type=FS, device=/dev/...), which Incus mounts on the host and
+// passes in as a disk device. Anything else has no Incus form here: a
+// tmpfs never mounts the device it names.
+func hostMount(o map[string]string) (hostpolicy.LocalMount, bool) {
+	m := hostpolicy.LocalDriverMount(o)
+	switch m.Kind {
+	case hostpolicy.MountBind:
+		return m, m.Device != ""
+	case hostpolicy.MountDevice:
+		return m, m.Type != "" && strings.HasPrefix(m.Device, "/dev/")
+	}
+	return m, false
 }
 
-// isBlock reports driver options that mount a host block device's
-// filesystem (Docker's local driver: type=ext4, device=/dev/sdb); Incus
-// mounts it on the host and passes it in as a disk device.
-func isBlock(o map[string]string) bool {
-	return !isBind(o) && o["type"] != "" && strings.HasPrefix(o["device"], "/dev/")
-}
+// hostMounted reports options hostMount has a form for.
+func hostMounted(o map[string]string) bool { _, ok := hostMount(o); return ok }
 
 // hostDisk fills d for a volume whose driver options name a host
 // directory or block device; false for an Incus volume.
 func hostDisk(d *diskPlan, o map[string]string) bool {
+	m, ok := hostMount(o)
 	switch {
-	case isBind(o):
-		d.Source = o["device"]
-	case isBlock(o):
-		d.Source, d.Block, d.MountOptions = o["device"], true, o["o"]
-	default:
+	case !ok:
 		return false
+	case m.Kind == hostpolicy.MountBind:
+		d.Source = m.Device
+	default:
+		d.Source, d.Block, d.MountOptions = m.Device, true, m.Options
 	}
 	return true
 }
@@ -131,8 +141,8 @@ func volumeOf(pool string, v storageVolume) backends.Volume {
 		Mountpoint: "/var/lib/incus/storage-pools/" + pool + "/custom/" + v.Name}
 	_ = json.Unmarshal([]byte(v.Config[volKeyLabels]), &out.Labels)
 	_ = json.Unmarshal([]byte(v.Config[volKeyOptions]), &out.Options)
-	if isBind(out.Options) || isBlock(out.Options) {
-		out.Mountpoint = out.Options["device"]
+	if m, ok := hostMount(out.Options); ok {
+		out.Mountpoint = m.Device
 	}
 	return out
 }
