@@ -16,6 +16,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/caretaker/mount"
+	"github.com/cornus-dev/cornus/caretaker/mount/pin"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -203,14 +204,8 @@ func (ms *localMounts) mount(sess *session, lm api.LocalMount) (string, error) {
 }
 
 // pin binds the single file lm.File of the mount at dir onto a private
-// file of the server, and returns that file: what the container binds.
-// The client serves the file and could make it a symlink at any time; a
-// bind of dir/File would then follow it on this host (a root-only file of
-// the server bound into the container). The file is opened without
-// following links and must be a regular file; the bind is of that very
-// inode (/proc/self/fd), which keeps its type whatever the client does
-// (FUSE marks an inode that changes type bad), at every restart of the
-// container.
+// file of the server (package pin: that inode, never a path the client
+// could make a symlink), and returns that file: what the container binds.
 func (ms *localMounts) pin(dir string, lm api.LocalMount) (string, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -221,7 +216,7 @@ func (ms *localMounts) pin(dir string, lm api.LocalMount) (string, error) {
 	if ms.pins[pinned] {
 		return pinned, nil
 	}
-	if err := pinFile(filepath.Join(dir, lm.File), pinned); err != nil {
+	if err := pin.File(filepath.Join(dir, lm.File), pinned); err != nil {
 		return "", err
 	}
 	ms.pins[pinned] = true
@@ -241,7 +236,7 @@ func (ms *localMounts) unmountAll() error {
 	ms.mu.Unlock()
 	var errs []error
 	for _, p := range slices.Sorted(maps.Keys(pins)) {
-		errs = append(errs, unpin(p))
+		errs = append(errs, pin.Remove(p))
 	}
 	for _, i := range slices.Sorted(maps.Keys(by)) {
 		if err := by[i].Unmount(); err != nil {

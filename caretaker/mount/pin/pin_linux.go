@@ -1,4 +1,4 @@
-package server
+package pin
 
 import (
 	"errors"
@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinFile bind-mounts the regular file at path, opened without following
-// a link in its last component, onto pinned (created empty, 0600).
-func pinFile(path, pinned string) error {
+// File bind-mounts the regular file at path, opened without following a
+// link in its last component, onto pinned (created empty, 0600; it must
+// not exist).
+func File(path, pinned string) error {
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("single file %s: %w", path, err)
@@ -37,8 +38,9 @@ func pinFile(path, pinned string) error {
 	return nil
 }
 
-// unpin detaches and removes a pinned file.
-func unpin(pinned string) error {
+// Remove detaches and removes a pinned file; one that is not there (or
+// not mounted) is no error.
+func Remove(pinned string) error {
 	if err := unix.Unmount(pinned, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("unpin %s: %w", pinned, err)
 	}
