@@ -146,14 +146,17 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 	att.AppMounts = []spec.Mount{{Source: path.Join(v.Mountpoint, agentSubdir), Target: AgentDir, ReadOnly: true}}
 	seen := map[int]bool{}
 	for _, m := range mounts {
+		// A single file is bound from its pin, never from its path in the
+		// mount: the runtime would resolve that on its host, following a
+		// symlink the client made of the file (package mount/pin).
 		src := path.Join(v.Mountpoint, mountsSubdir, strconv.Itoa(m.Index))
 		if m.File != "" {
-			src = path.Join(src, m.File)
+			src = path.Join(v.Mountpoint, pinnedFile(m.Index, m.File))
 		}
 		att.AppMounts = append(att.AppMounts, spec.Mount{Source: src, Target: m.Target, ReadOnly: m.ReadOnly, Propagation: "rslave"})
 		if !seen[m.Index] {
 			seen[m.Index] = true
-			cfg.Mounts = append(cfg.Mounts, Mount{Index: m.Index, ReadOnly: m.ReadOnly})
+			cfg.Mounts = append(cfg.Mounts, Mount{Index: m.Index, ReadOnly: m.ReadOnly, File: m.File})
 		}
 	}
 	if len(cfg.Mounts) > 0 {

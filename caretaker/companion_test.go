@@ -137,3 +137,29 @@ func TestTransparentRefusesBypass(t *testing.T) {
 		t.Errorf("egress a declared gap: %v %v, want no companion and no refusal", ok, err)
 	}
 }
+
+// Security round 2, item 6 (remote mode): the app binds a single file from
+// the companion's pin (a bind of that inode), never from its path in the
+// mount, which the runtime would resolve on its host and follow if the
+// client made it a symlink; the companion is told which file to pin.
+func TestSingleFileBindsThePin(t *testing.T) {
+	a := spec.App{Name: "web", Labels: map[string]string{LabelLocalMounts: EncodeAppMounts([]AppMount{
+		{Index: 0, Target: "/work"}, {Index: 2, Target: "/etc/one.conf", File: "one.conf", ReadOnly: true}, {Index: 2, Target: "/etc/again.conf", File: "one.conf"},
+	})}}
+	att, _, err := companions(false, true).Attach(context.Background(), spec.Project{Name: "p"}, a, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol := "/var/lib/fake/cornus-caretaker-web-1"
+	src := map[string]string{}
+	for _, m := range att.AppMounts {
+		src[m.Target] = m.Source
+	}
+	if src["/work"] != vol+"/mounts/0" || src["/etc/one.conf"] != vol+"/pins/2-one.conf" || src["/etc/again.conf"] != vol+"/pins/2-one.conf" {
+		t.Errorf("the app's bind sources: %v", src)
+	}
+	c, err := Parse(att.Companion.Env[EnvConfig])
+	if err != nil || !slices.Equal(c.Mounts, []Mount{{Index: 0}, {Index: 2, ReadOnly: true, File: "one.conf"}}) {
+		t.Errorf("the companion's mounts: %+v %v", c.Mounts, err)
+	}
+}

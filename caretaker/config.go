@@ -63,6 +63,11 @@ type Mount struct {
 	// Index names the client's export (api.MountOpen).
 	Index    int  `json:"index"`
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// File is set where the app binds the export's single file: the
+	// companion pins it (pinnedFile) before it is ready, and the app
+	// binds the pin, never the file's path in the mount. Absent from an
+	// older config: a directory, as before.
+	File string `json:"file,omitempty"`
 }
 
 // Parse reads a Config from its JSON.
@@ -86,6 +91,9 @@ func Parse(raw string) (Config, error) {
 			return c, fmt.Errorf("%s: mounts[%d]: index %d is out of range or repeated", EnvConfig, i, m.Index)
 		}
 		seen[m.Index] = true
+		if !fileName(m.File) {
+			return c, fmt.Errorf("%s: mounts[%d]: file %q is not a file name", EnvConfig, i, m.File)
+		}
 	}
 	if (len(c.Mounts) > 0 || c.Remote) && c.Server == "" {
 		return c, fmt.Errorf("%s: the mount, portforward and agent roles need the server to dial back to", EnvConfig)

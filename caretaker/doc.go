@@ -6,7 +6,7 @@
 // place before the app's first instruction. Roles: egress (outbound/),
 // and in the server's remote mode mount (mountrole.go: client-local
 // mounts, package mount over the relay, in the volume shared with the app,
-// shared.go), portforward (forward.go: the server's dial streams dialed
+// shared.go; a single file pinned, package mount/pin), portforward (forward.go: the server's dial streams dialed
 // on this namespace) and agent (agent.go: exec --forward-agent's
 // socket). Companions (companion.go) is the engine's hook that decides
 // who gets one and with what: no capability but NET_ADMIN for transparent

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/cornus-dev/cornus/caretaker/mount"
+	"github.com/cornus-dev/cornus/caretaker/mount/pin"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -18,14 +19,25 @@ func sharedPath(elem ...string) string {
 	return filepath.Join(append([]string{SharedDir}, elem...)...)
 }
 
+// mounted is what mountAll set up, undone by unmountAll.
+type mounted struct {
+	fs   []mount.FS
+	pins []string
+}
+
 // mountAll is the mount role: each client-local mount, opened on the
 // relay (the server forwards it to the client's session, which serves
 // it over 9P), is mounted (kernel 9p, else FUSE) under SharedDir/mounts/<index>. The
 // shared volume is bound rshared, so the mount shows at the volume's
-// path on the runtime's host, where the app's rslave bind takes it. It
-// returns what it mounted, also on error.
-func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog.Logger) ([]mount.FS, error) {
-	var out []mount.FS
+// path on the runtime's host, where the app's rslave bind takes it. A
+// single file is pinned (package mount/pin) at SharedDir/pins/<index>-<file>,
+// which the app binds instead: the runtime resolves the bind's source on
+// its host, where the client could have made the file a symlink. Pinned
+// at every start of the companion, before it is ready (a file that is no
+// longer a regular file fails it). It returns what it set up, also on
+// error.
+func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog.Logger) (mounted, error) {
+	var out mounted
 	for _, m := range mounts {
 		dir := sharedPath(mountsSubdir, strconv.Itoa(m.Index))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -40,17 +52,43 @@ func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog
 		if err != nil {
 			return out, fmt.Errorf("mount %d: %w", m.Index, err)
 		}
-		out = append(out, fs)
+		out.fs = append(out.fs, fs)
 		log.Info("mounted", "index", m.Index, "at", dir, "readOnly", m.ReadOnly, "kind", mount.Kind())
+		if m.File == "" {
+			continue
+		}
+		pinned, err := pinFile(dir, m)
+		if err != nil {
+			return out, fmt.Errorf("mount %d: %w", m.Index, err)
+		}
+		out.pins = append(out.pins, pinned)
+		log.Info("pinned", "index", m.Index, "file", m.File, "at", pinned)
 	}
 	return out, nil
 }
 
-// unmountAll unmounts what mountAll mounted (the unmount propagates to
-// the runtime's host and to the app) and removes the mountpoints.
-func unmountAll(ms []mount.FS, log *slog.Logger) {
+// pinFile pins m's single file of the mount at dir and returns the pin.
+// A pin a killed predecessor left is removed first.
+func pinFile(dir string, m Mount) (string, error) {
+	pinned := sharedPath(pinnedFile(m.Index, m.File))
+	if err := os.MkdirAll(filepath.Dir(pinned), 0o700); err != nil {
+		return "", err
+	}
+	if err := pin.Remove(pinned); err != nil {
+		return "", err
+	}
+	return pinned, pin.File(filepath.Join(dir, m.File), pinned)
+}
+
+// unmountAll removes the pins and unmounts what mountAll mounted (both
+// propagate to the runtime's host and to the app), and removes the
+// mountpoints.
+func unmountAll(ms mounted, log *slog.Logger) {
 	var errs []error
-	for _, fs := range ms {
+	for _, p := range ms.pins {
+		errs = append(errs, pin.Remove(p))
+	}
+	for _, fs := range ms.fs {
 		if err := fs.Unmount(); err != nil {
 			errs = append(errs, err)
 			continue

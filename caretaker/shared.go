@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/cornus-dev/cornus/spec"
@@ -24,8 +25,21 @@ const (
 	LabelLocalMounts = "dev.cornus.local-mounts"
 
 	mountsSubdir = "mounts"
+	pinsSubdir   = "pins"
 	agentSubdir  = "agent"
 )
+
+// pinnedFile is where, below the shared volume, the companion pins the
+// single file of export index (mountrole.go): what the app binds.
+func pinnedFile(index int, file string) string {
+	return path.Join(pinsSubdir, strconv.Itoa(index)+"-"+file)
+}
+
+// fileName reports whether f is empty (a directory) or one path
+// component.
+func fileName(f string) bool {
+	return f == "" || (f != "." && f != ".." && !strings.ContainsAny(f, "/\x00"))
+}
 
 // AppMount is one client-local mount of an app in remote mode.
 type AppMount struct {
@@ -56,6 +70,7 @@ func AppMounts(a spec.App) ([]AppMount, error) {
 	if len(ms) > maxMounts {
 		return nil, fmt.Errorf("services.%s.labels.%s: %d mounts, at most %d", a.Name, LabelLocalMounts, len(ms), maxMounts)
 	}
+	files := map[int]string{}
 	for i, m := range ms {
 		at := fmt.Sprintf("services.%s.labels.%s[%d]", a.Name, LabelLocalMounts, i)
 		if m.Index < 0 || m.Index >= maxMounts {
@@ -64,9 +79,13 @@ func AppMounts(a spec.App) ([]AppMount, error) {
 		if !path.IsAbs(m.Target) || path.Clean(m.Target) == "/" {
 			return nil, fmt.Errorf("%s: target %q must be an absolute path below /", at, m.Target)
 		}
-		if f := m.File; f != "" && (f == "." || f == ".." || strings.ContainsAny(f, "/\x00")) {
-			return nil, fmt.Errorf("%s: file %q is not a file name", at, f)
+		if !fileName(m.File) {
+			return nil, fmt.Errorf("%s: file %q is not a file name", at, m.File)
 		}
+		if f, ok := files[m.Index]; ok && f != m.File {
+			return nil, fmt.Errorf("%s: export %d is both %q and %q: one export is one directory or one file", at, m.Index, f, m.File)
+		}
+		files[m.Index] = m.File
 	}
 	return ms, nil
 }

@@ -25,6 +25,7 @@ func TestAppMounts(t *testing.T) {
 		"relative": `[{"index":0,"target":"w"}]`,
 		"root":     `[{"index":0,"target":"/"}]`,
 		"file":     `[{"index":0,"target":"/w","file":"../x"}]`,
+		"two ways": `[{"index":0,"target":"/w"},{"index":0,"target":"/x","file":"x"}]`,
 		"json":     `{`,
 		"size":     strings.Repeat(" ", maxMountsLabel+1),
 	} {
@@ -43,14 +44,19 @@ func TestParseRoles(t *testing.T) {
 		"remote":       `{` + base + `,"remote":true}`,
 		"repeated":     `{` + base + `,"server":"http://x","mounts":[{"index":1},{"index":1}]}`,
 		"out of range": `{` + base + `,"server":"http://x","mounts":[{"index":64}]}`,
+		"file":         `{` + base + `,"server":"http://x","mounts":[{"index":0,"file":"a/b"}]}`,
 	} {
 		if _, err := Parse(raw); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	c, err := Parse(`{` + base + `,"server":"http://x","remote":true,"mounts":[{"index":0,"readOnly":true}]}`)
-	if err != nil || !c.Remote || len(c.Mounts) != 1 || !c.Mounts[0].ReadOnly {
+	if err != nil || !c.Remote || len(c.Mounts) != 1 || !c.Mounts[0].ReadOnly || c.Mounts[0].File != "" {
 		t.Errorf("valid config: %+v %v", c, err)
+	}
+	c, err = Parse(`{` + base + `,"server":"http://x","mounts":[{"index":2,"file":"one.conf"}]}`)
+	if err != nil || len(c.Mounts) != 1 || c.Mounts[0].File != "one.conf" {
+		t.Errorf("a single file's config: %+v %v", c, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/registry"
 	"github.com/cornus-dev/cornus/internal/testnet"
+	"golang.org/x/sys/unix"
 )
 
 // remoteServed is a cornus serve in its backend's remote mode, listening
@@ -237,6 +240,128 @@ func TestRemoteModeKilledClient(t *testing.T) {
 	})
 	t.Logf("kill -9 mid-write (remote mode): containers and shared volume removed, nothing mounted, %v after the client died (%d MiB written)",
 		time.Since(start).Round(10*time.Millisecond), fileSize(log)>>20)
+}
+
+// Security round 2, item 6, remote mode: the client replaces the file of
+// a single-file client-local mount with a symlink to a file only the
+// runtime's host has (root-only, with a marker). Restarting the app must
+// not bind that file: the app binds the companion's pin of the regular
+// file (a bind of its inode), never its path in the mount, which the
+// runtime resolves on its host.
+func TestRemoteModeSingleFileFollowsNoLink(t *testing.T) {
+	if daemon(t).Capabilities().Sidecars {
+		t.Skip("the caretaker is its replica's sidecar here: single-file mounts are refused (directories only)")
+	}
+	srv := startRemoteServer(t)
+	b := daemon(t)
+	p := newProject(t, `
+services:
+  app:
+    image: `+image+`
+    init: true
+    volumes: ["./one.conf:/etc/one.conf"]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
+`, srv.env()...)
+	conf := filepath.Join(p.dir, "one.conf")
+	writeFile(t, conf, "one\n")
+	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
+		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
+	}
+	if got := p.must("compose", "exec", "-T", "app", "cat", "/etc/one.conf"); got != "one\n" {
+		t.Fatalf("the single file before the swap: %q", got)
+	}
+	secret := filepath.Join(sharedMount(t), "root-only")
+	if err := os.WriteFile(secret, []byte("runtime-host-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, conf); err != nil {
+		t.Fatal(err)
+	}
+	// The swap as the runtime's host sees it through the companion's
+	// mount (once the kernel's cached entry of the file expires).
+	var seen string
+	for _, m := range mountedFor(t, p.name) {
+		if strings.HasSuffix(m, "/mounts/0") {
+			seen = filepath.Join(m, "one.conf")
+		}
+	}
+	if seen == "" {
+		t.Fatalf("the companion's mount is not on the runtime's host: %v", mountedFor(t, p.name))
+	}
+	waitFor(t, 60*time.Second, "the symlink seen at "+seen, func() bool {
+		st, err := os.Lstat(seen)
+		return err == nil && st.Mode()&os.ModeSymlink != 0
+	})
+	// Restarted by the client (compose restart), then by the runtime
+	// alone (as its restart policy would): each start binds the source
+	// again.
+	app := appContainer(t, b, p.name)
+	grace := 5 * time.Second
+	for _, r := range []struct {
+		by      string
+		restart func() error
+	}{
+		{"compose restart", func() error {
+			if _, errOut, code := p.run("compose", "restart", "app"); code != 0 {
+				return errors.New(strings.TrimSpace(errOut))
+			}
+			return nil
+		}},
+		{"the runtime", func() error {
+			if err := b.Stop(context.Background(), app, backends.StopOptions{Timeout: &grace}); err != nil {
+				return err
+			}
+			return b.Start(context.Background(), app)
+		}},
+	} {
+		if err := r.restart(); err != nil {
+			t.Logf("restarted by %s after the swap: %v (a refusal is fine)", r.by, err)
+		}
+		out, _, _ := p.run("compose", "exec", "-T", "app", "sh", "-c", "cat /etc/one.conf 2>&1; true")
+		if strings.Contains(out, "runtime-host-secret") {
+			t.Fatalf("restarted by %s: the container read the runtime host's file through the client's symlink: %q", r.by, out)
+		}
+		t.Logf("restarted by %s after the swap, the container reads %q", r.by, out)
+	}
+}
+
+// sharedMount is a directory on a mount of its own with shared
+// propagation, as every mount is on a systemd host (there, a runtime
+// takes an rslave bind of any file).
+func sharedMount(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("cornus-e2e", dir, "tmpfs", 0, "size=64k,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	if err := unix.Mount("", dir, "", unix.MS_SHARED, ""); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// appContainer is the ID of project's one app container (not its
+// companion).
+func appContainer(t *testing.T, b backends.Backend, project string) string {
+	t.Helper()
+	cs, err := b.List(context.Background(), backends.ListOptions{All: true, Labels: map[string]string{backends.ComposeProject: project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apps []string
+	for _, c := range cs {
+		if c.Labels["cornus.companion-of"] == "" {
+			apps = append(apps, c.ID)
+		}
+	}
+	if len(apps) != 1 {
+		t.Fatalf("app containers of %s: %v, want one", project, apps)
+	}
+	return apps[0]
 }
 
 // Remote mode's portforward and agent roles: port-forward and tunnel
