@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/cornus-dev/cornus/caretaker/mount"
 	"github.com/cornus-dev/cornus/caretaker/mount/pin"
@@ -22,7 +23,7 @@ func sharedPath(elem ...string) string {
 // mounted is what mountAll set up, undone by unmountAll.
 type mounted struct {
 	fs   []mount.FS
-	pins []string
+	pins []*pin.Pin
 }
 
 // mountAll is the mount role: each client-local mount, opened on the
@@ -57,27 +58,28 @@ func mountAll(ctx context.Context, relay *serverRelay, mounts []Mount, log *slog
 		if m.File == "" {
 			continue
 		}
-		pinned, err := pinFile(dir, m)
+		pn, err := pinFile(dir, m)
 		if err != nil {
 			return out, fmt.Errorf("mount %d: %w", m.Index, err)
 		}
-		out.pins = append(out.pins, pinned)
-		log.Info("pinned", "index", m.Index, "file", m.File, "at", pinned)
+		out.pins = append(out.pins, pn)
+		log.Info("pinned", "index", m.Index, "file", m.File, "at", pn.Pinned())
 	}
 	return out, nil
 }
 
-// pinFile pins m's single file of the mount at dir and returns the pin.
-// A pin a killed predecessor left is removed first.
-func pinFile(dir string, m Mount) (string, error) {
+// pinFile pins m's single file of the mount at dir and returns the pin,
+// which follows an edit by rename. A pin a killed predecessor left is
+// removed first.
+func pinFile(dir string, m Mount) (*pin.Pin, error) {
 	pinned := sharedPath(pinnedFile(m.Index, m.File))
 	if err := os.MkdirAll(filepath.Dir(pinned), 0o700); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := pin.Remove(pinned); err != nil {
-		return "", err
+		return nil, err
 	}
-	return pinned, pin.File(filepath.Join(dir, m.File), pinned)
+	return pin.Follow(filepath.Join(dir, m.File), pinned, time.Second)
 }
 
 // unmountAll removes the pins and unmounts what mountAll mounted (both
@@ -86,7 +88,7 @@ func pinFile(dir string, m Mount) (string, error) {
 func unmountAll(ms mounted, log *slog.Logger) {
 	var errs []error
 	for _, p := range ms.pins {
-		errs = append(errs, pin.Remove(p))
+		errs = append(errs, p.Remove())
 	}
 	for _, fs := range ms.fs {
 		if err := fs.Unmount(); err != nil {

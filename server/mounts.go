@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -78,7 +79,7 @@ type localMounts struct {
 
 	mu     sync.Mutex
 	by     map[int]mount.FS
-	pins   map[string]bool // pinned single files (pin), by path
+	pins   map[string]*pin.Pin // pinned single files, by the file they are bound on
 	closed bool
 
 	// unmounting is held by unmountAll throughout: a second caller (the
@@ -163,7 +164,7 @@ func (sess *session) localMounts(root string) *localMounts {
 	sess.mountMu.Lock()
 	defer sess.mountMu.Unlock()
 	if sess.mounts == nil {
-		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]mount.FS{}, pins: map[string]bool{}}
+		sess.mounts = &localMounts{dir: filepath.Join(root, sess.id), by: map[int]mount.FS{}, pins: map[string]*pin.Pin{}}
 	}
 	return sess.mounts
 }
@@ -203,6 +204,11 @@ func (ms *localMounts) mount(sess *session, lm api.LocalMount) (string, error) {
 	return dir, nil
 }
 
+// repinEvery is how often a pinned file's path is looked at again: an
+// edit by rename (a new regular file) is bound at the container's next
+// start.
+const repinEvery = time.Second
+
 // pin binds the single file lm.File of the mount at dir onto a private
 // file of the server (package pin: that inode, never a path the client
 // could make a symlink), and returns that file: what the container binds.
@@ -213,13 +219,14 @@ func (ms *localMounts) pin(dir string, lm api.LocalMount) (string, error) {
 		return "", fmt.Errorf("%w: the session ended", errdefs.ErrUnavailable)
 	}
 	pinned := filepath.Join(ms.dir, fmt.Sprintf("%d-%s.pin", lm.Index, lm.File))
-	if ms.pins[pinned] {
+	if ms.pins[pinned] != nil {
 		return pinned, nil
 	}
-	if err := pin.File(filepath.Join(dir, lm.File), pinned); err != nil {
+	pn, err := pin.Follow(filepath.Join(dir, lm.File), pinned, repinEvery)
+	if err != nil {
 		return "", err
 	}
-	ms.pins[pinned] = true
+	ms.pins[pinned] = pn
 	return pinned, nil
 }
 
@@ -232,11 +239,11 @@ func (ms *localMounts) unmountAll() error {
 	ms.mu.Lock()
 	ms.closed = true
 	by, pins := ms.by, ms.pins
-	ms.by, ms.pins = map[int]mount.FS{}, map[string]bool{}
+	ms.by, ms.pins = map[int]mount.FS{}, map[string]*pin.Pin{}
 	ms.mu.Unlock()
 	var errs []error
 	for _, p := range slices.Sorted(maps.Keys(pins)) {
-		errs = append(errs, pin.Remove(p))
+		errs = append(errs, pins[p].Remove())
 	}
 	for _, i := range slices.Sorted(maps.Keys(by)) {
 		if err := by[i].Unmount(); err != nil {

@@ -331,6 +331,27 @@ func TestSingleFileMountFollowsNoLink(t *testing.T) {
 		return
 	}
 	fx := deployLocal(t, ts)
+	// An editor's save by rename (a new regular file) is followed: the
+	// container's next start binds the edited file.
+	tmp := fx.file + ".swp"
+	write(t, tmp, "edited\n")
+	if err := os.Rename(tmp, fx.file); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := ts.srv.e.Restart(context.Background(), fx.project, engine.LifecycleOptions{}); err != nil {
+			t.Fatalf("restart after an edit: %v", err)
+		}
+		out, _ := fx.sh(t, "cat /etc/single.conf 2>&1; true")
+		if out == "edited\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after an edit by rename a restarted container reads %q", out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	serverSecret := filepath.Join(t.TempDir(), "root-only")
 	write(t, serverSecret, "server-secret\n")
 	if err := os.Remove(fx.file); err != nil {

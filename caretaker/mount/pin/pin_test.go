@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/containerd/errdefs"
 )
@@ -51,6 +52,56 @@ func TestFileFollowsNoLink(t *testing.T) {
 		if err := Remove(pinned); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := os.Stat(pinned); !os.IsNotExist(err) {
+		t.Errorf("after Remove: %v", err)
+	}
+}
+
+// A followed pin takes an edit by rename (a new regular file) and never
+// a symlink put in its place.
+func TestFollowTakesRenamesNotLinks(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("bind mounts need root")
+	}
+	dir := t.TempDir()
+	src, secret, pinned := filepath.Join(dir, "one.conf"), filepath.Join(dir, "secret"), filepath.Join(dir, "one.pin")
+	for p, s := range map[string]string{src: "one\n", secret: "secret\n", src + ".new": "two\n"} {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Follow(src, pinned, time.Hour) // refreshed by hand below
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Remove() })
+	if again, err := p.Refresh(); again || err != nil {
+		t.Fatalf("refresh of an unchanged file: %t %v", again, err)
+	}
+	if err := os.Rename(src+".new", src); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := p.Refresh(); !again || err != nil {
+		t.Fatalf("refresh after an edit by rename: %t %v", again, err)
+	}
+	if b, _ := os.ReadFile(pinned); string(b) != "two\n" {
+		t.Fatalf("the pin after the edit: %q", b)
+	}
+	if err := os.Remove(src); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, src); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := p.Refresh(); again || err != nil {
+		t.Fatalf("refresh after a symlink swap: %t %v", again, err)
+	}
+	if b, _ := os.ReadFile(pinned); string(b) != "two\n" {
+		t.Fatalf("the pin after a symlink swap: %q, want the last regular file", b)
+	}
+	if err := p.Remove(); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := os.Stat(pinned); !os.IsNotExist(err) {
 		t.Errorf("after Remove: %v", err)
