@@ -2,6 +2,8 @@ package backendtest
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 
 	"github.com/containerd/errdefs"
 
@@ -47,6 +49,37 @@ var compatCases = []testCase{
 			if out := x.mustSh("app", `echo "$PATH"`); out != DockerDefaultPath {
 				x.t.Fatalf("exec PATH = %q, want Docker's default %q", out, DockerDefaultPath)
 			}
+		},
+	},
+	{
+		name:   "bind of a single host file",
+		fields: []string{"mounts"},
+		sample: func(x *env) spec.App {
+			return spec.App{Name: "app", Mounts: []spec.Mount{{Source: x.writeFile("sample.txt", "x\n"), Target: "/x.txt", CreateHostPath: true}}}
+		},
+		run: func(x *env) {
+			// Compose's short syntax (./test_volume.txt:/x.txt) sets
+			// createHostPath: a missing source is made a directory, an
+			// existing file is bound as that file.
+			file := x.writeFile("test_volume.txt", "from a host file\n")
+			missing := filepath.Join(x.dir, "made-by-up")
+			a := sleeper("app")
+			a.Mounts = []spec.Mount{
+				{Source: file, Target: "/x.txt", CreateHostPath: true},
+				{Source: missing, Target: "/made", CreateHostPath: true},
+			}
+			x.up(x.proj(a))
+			if out := x.mustSh("app", "test -f /x.txt && cat /x.txt"); out != "from a host file" {
+				x.t.Fatalf("bound file reads %q", out)
+			}
+			x.mustSh("app", "echo from the container >> /x.txt")
+			if b, err := os.ReadFile(file); err != nil || string(b) != "from a host file\nfrom the container\n" {
+				x.t.Fatalf("host file after the container wrote to it: %q, %v", b, err)
+			}
+			if fi, err := os.Stat(missing); err != nil || !fi.IsDir() {
+				x.t.Fatalf("missing bind source: %v, want a directory made", err)
+			}
+			x.mustSh("app", "test -d /made")
 		},
 	},
 }
