@@ -6,7 +6,9 @@
 //
 // Wire types are moby's own (github.com/moby/moby/api/types), so JSON
 // casing is exactly the Engine's. Entry point: New(backend, opts...) and
-// Server.Handler (or Serve on a listener). Errors are mapped from
+// Server.Handler (or Serve on a listener); Listen opens a unix socket or a
+// loopback-only TCP address (CheckListen refuses any other up front, the
+// API having no authentication). Errors are mapped from
 // containerd/errdefs classes to HTTP statuses in one place (errors.go).
 // Every JSON body is decoded by one helper with a per-endpoint size limit
 // (body.go); archive uploads and image loads stream to the backend.

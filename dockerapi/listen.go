@@ -22,9 +22,55 @@ const DefaultListen = "unix:///run/cornus/docker.sock"
 // the host's containers. A stale unix socket (nothing answering) is
 // replaced; a live one is an error.
 func Listen(addr string) (net.Listener, error) {
+	network, target, err := parseListen(addr)
+	if err != nil {
+		return nil, err
+	}
+	if network == "tcp" {
+		l, err := net.Listen("tcp", target)
+		if err != nil {
+			return nil, err
+		}
+		// "localhost" is whatever the resolver says: check what was bound.
+		if ta, ok := l.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
+			l.Close()
+			return nil, notLoopback(addr)
+		}
+		return l, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return nil, err
+	}
+	if c, err := net.DialTimeout("unix", target, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("%s is already served by another process (stop it with `cornus daemon stop`): %w", target, errdefs.ErrConflict)
+	}
+	_ = os.Remove(target)
+	l, err := net.Listen("unix", target)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(target, 0o660); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// CheckListen refuses an address Listen would refuse, without opening
+// anything: a command checks its --listen before it connects to a backend
+// or starts a background server.
+func CheckListen(addr string) error {
+	_, _, err := parseListen(addr)
+	return err
+}
+
+// parseListen splits addr into "unix" and a path, or "tcp" and a loopback
+// host:port.
+func parseListen(addr string) (network, target string, err error) {
 	u, err := url.Parse(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", addr, err)
+		return "", "", fmt.Errorf("--listen %q: %v: %w", addr, err, errdefs.ErrInvalidArgument)
 	}
 	switch u.Scheme {
 	case "unix":
@@ -32,35 +78,25 @@ func Listen(addr string) (net.Listener, error) {
 		if path == "" {
 			path = u.Opaque
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
+		if path == "" {
+			return "", "", fmt.Errorf("--listen %q: no socket path: use unix:///path/docker.sock: %w", addr, errdefs.ErrInvalidArgument)
 		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("%s is already served by another process (stop it with `cornus daemon stop`): %w", path, errdefs.ErrConflict)
-		}
-		_ = os.Remove(path)
-		l, err := net.Listen("unix", path)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(path, 0o660); err != nil {
-			l.Close()
-			return nil, err
-		}
-		return l, nil
+		return "unix", path, nil
 	case "tcp":
 		host, _, err := net.SplitHostPort(u.Host)
 		if err != nil {
-			return nil, fmt.Errorf("--listen %q: %w", addr, err)
+			return "", "", fmt.Errorf("--listen %q: %v: use tcp://127.0.0.1:PORT: %w", addr, err, errdefs.ErrInvalidArgument)
 		}
-		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, fmt.Errorf("--listen %q: the Docker API has no authentication, so cornus only serves it on loopback (tcp://127.0.0.1:PORT) or a unix socket: %w", addr, errdefs.ErrPermissionDenied)
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return "", "", notLoopback(addr)
 		}
-		return net.Listen("tcp", u.Host)
+		return "tcp", u.Host, nil
 	}
-	return nil, fmt.Errorf("--listen %q: use unix:///path/docker.sock or tcp://127.0.0.1:PORT: %w", addr, errdefs.ErrInvalidArgument)
+	return "", "", fmt.Errorf("--listen %q: use unix:///path/docker.sock or tcp://127.0.0.1:PORT: %w", addr, errdefs.ErrInvalidArgument)
+}
+
+func notLoopback(addr string) error {
+	return fmt.Errorf("--listen %q: the Docker API has no authentication, so cornus only serves it on loopback (tcp://127.0.0.1:PORT) or a unix socket: %w", addr, errdefs.ErrPermissionDenied)
 }
 
 // Ping checks that addr answers GET /_ping.

@@ -36,6 +36,7 @@
 # busybox test images are built locally and imported into the node
 # containerd's k8s.io namespace: cornus-test/busybox:1 (e2e),
 # cornus-test/busybox:2 (the contract suite's, with udpsink),
+# cornus-test/noenv:1 (the contract suite's image without Env),
 # cornus-bench/busybox:1 (make bench), cornus-demo/busybox:1 (make demo).
 #
 # Afterwards (printed at the end):
@@ -56,7 +57,7 @@ bridge=cornusk8s0
 podnet=10.244.0
 svcnet=10.96.0.0/16
 cni_name=cornus-k8s-pods
-images=(cornus-test/busybox:1 cornus-test/busybox:2 cornus-bench/busybox:1 cornus-demo/busybox:1)
+images=(cornus-test/busybox:1 cornus-test/busybox:2 cornus-test/noenv:1 cornus-bench/busybox:1 cornus-demo/busybox:1)
 t0=$(date +%s.%N)
 say() { printf 'k8s.sh [%5.1fs] %s\n' "$(echo "$(date +%s.%N) - $t0" | bc)" "$*"; }
 admin() { kubectl --kubeconfig "$state/admin.kubeconfig" "$@"; }
@@ -94,6 +95,7 @@ ensure_images() {
 		else
 			flags=()
 			[ "$ref" = cornus-test/busybox:2 ] && flags=(-udpsink)
+			[ "$ref" = cornus-test/noenv:1 ] && flags=(-no-env)
 			(cd "$repo" && go run ./hack/mkimage -ref "$ref" "${flags[@]}" -o "$w/img.tar")
 			ctrk images import "$w/img.tar" >/dev/null
 		fi

@@ -26,6 +26,11 @@ type ociRuntime struct {
 // newRuntime finds the runtime binary and (with check) checks it runs and
 // can run containers on this host, failing fast with what to do.
 func newRuntime(bin, root string, check bool) (*ociRuntime, error) {
+	// The host decides this before the binary does: installing crun here
+	// would not help.
+	if check && filepath.Base(bin) == "crun" && hybridCgroups() {
+		return nil, crunOnHybrid(bin)
+	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return nil, fmt.Errorf("the bare backend's OCI runtime %q is not installed (%v): apt-get install runc, or set %s to runc, crun, youki or runsc: %w",
@@ -36,8 +41,7 @@ func newRuntime(bin, root string, check bool) (*ociRuntime, error) {
 		return r, nil
 	}
 	if r.name == "crun" && hybridCgroups() {
-		return nil, fmt.Errorf("%s=%s: crun refuses this host's cgroup v1 hybrid layout (v1 controllers plus cgroup2 at /sys/fs/cgroup/unified) and fails every container; use runc (the default) here: %w",
-			EnvRuntime, bin, errdefs.ErrFailedPrecondition)
+		return nil, crunOnHybrid(bin)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -46,6 +50,11 @@ func newRuntime(bin, root string, check bool) (*ociRuntime, error) {
 			path, err, strings.TrimSpace(string(out)), EnvRuntime, errdefs.ErrFailedPrecondition)
 	}
 	return r, nil
+}
+
+func crunOnHybrid(bin string) error {
+	return fmt.Errorf("%s=%s: crun refuses this host's cgroup v1 hybrid layout (v1 controllers plus cgroup2 at /sys/fs/cgroup/unified) and fails every container; use runc (the default) here, or crun on a host booted with the unified cgroup v2 hierarchy: %w",
+		EnvRuntime, bin, errdefs.ErrFailedPrecondition)
 }
 
 // hybridCgroups reports the cgroup v1 hybrid layout: v1 controllers at

@@ -342,14 +342,6 @@ func (b *Backend) lock(name string) (func(), error) {
 	return func() { f.Close(); b.ensureMu.Unlock() }, nil
 }
 
-// mkdirHost makes a missing bind source, as Docker does for -v.
-func mkdirHost(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create host directory %s: %w", dir, err)
-	}
-	return nil
-}
-
 // forwardIface is the interface pattern the FORWARD rules match for a
 // bridge: every cornus bridge at once, or another Incus network by name.
 func forwardIface(bridge string) string {

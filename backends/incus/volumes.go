@@ -236,7 +236,7 @@ func (b *Backend) placeStorage(ctx context.Context, cs backends.ContainerSpec, p
 	}
 	for i, m := range cs.Binds {
 		if m.CreateHostPath {
-			if err := mkdirHost(m.Source); err != nil {
+			if err := backends.MakeBindSource(m.Source); err != nil {
 				return fmt.Errorf("mounts[%d]: %w", i, err)
 			}
 		}

@@ -52,10 +52,11 @@ func renderStorage(in renderInput, pod *corev1.PodSpec, c *corev1.Container, fil
 	}
 	for i, b := range cs.Binds {
 		name := fmt.Sprintf("bind-%d", i)
+		// No hostPath type, even with CreateHostPath: DirectoryOrCreate
+		// fails on an existing file (a Compose bind of one file), while
+		// the runtime (containerd's and CRI-O's CRI) binds what exists as
+		// it is and makes a missing source a directory, as Docker does.
 		hp := &corev1.HostPathVolumeSource{Path: b.Source}
-		if b.CreateHostPath {
-			hp.Type = ptr(corev1.HostPathDirectoryOrCreate)
-		}
 		addVolume(corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: hp}})
 		m := corev1.VolumeMount{Name: name, MountPath: b.Target, ReadOnly: b.ReadOnly}
 		switch strings.TrimPrefix(b.Propagation, "r") {

@@ -38,6 +38,11 @@ func newDaemonDockerCmd(s streams) *cobra.Command {
 			"Container reads are cached (kept fresh by the backend's events); CORNUS_DOCKERAPI_CACHE=off reads through.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Refuse a bad address before connecting to the backend or
+			// starting a background server that would only log it.
+			if err := dockerapi.CheckListen(listen); err != nil {
+				return err
+			}
 			if detach {
 				return startDetached(cmd.Context(), s, listen)
 			}

@@ -15,10 +15,11 @@ func main() {
 	ref := flag.String("ref", "cornus-test/busybox:1", "image reference to tag")
 	out := flag.String("o", "busybox.tar", "output tar")
 	udpsink := flag.Bool("udpsink", false, "add /bin/udpsink (the contract suite's image has it)")
+	noEnv := flag.Bool("no-env", false, "leave the image config without Env (no PATH), as docker import does")
 	flag.Parse()
 	f, err := os.Create(*out)
 	if err == nil {
-		err = testimage.BuildBusybox(f, testimage.Options{Ref: *ref, UDPSink: *udpsink})
+		err = testimage.BuildBusybox(f, testimage.Options{Ref: *ref, UDPSink: *udpsink, NoEnv: *noEnv})
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -19,7 +19,7 @@ type Image struct {
 	Ref        string   // e.g. cornus-test/busybox:1
 	Entrypoint []string // default none
 	Cmd        []string // default ["sh"] when Entrypoint is unset too
-	Env        []string // default a standard PATH
+	Env        []string // nil: a standard PATH; empty (non-nil): none, as `docker import` makes
 	WorkingDir string   // default /
 }
 

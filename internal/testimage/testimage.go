@@ -27,7 +27,11 @@ type Options struct {
 	Entrypoint []string          // default none
 	Cmd        []string          // default ["sh"]
 	Files      map[string]string // extra files (path → content), mode 0755
-	Busybox    string            // path of a static busybox; default BusyboxPath
+	// NoEnv leaves the image config without any Env, PATH included (what
+	// `docker import` or FROM scratch with a static binary make); the
+	// default is a standard PATH.
+	NoEnv   bool
+	Busybox string // path of a static busybox; default BusyboxPath
 	// UDPSink adds /bin/udpsink PORT FILE (a UDP receiver busybox lacks),
 	// built from this module with the go tool.
 	UDPSink bool
@@ -110,7 +114,11 @@ func BuildBusybox(w io.Writer, o Options) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	return dockerarchive.Write(w, dockerarchive.Image{Ref: o.Ref, Entrypoint: o.Entrypoint, Cmd: o.Cmd}, layer.Bytes())
+	img := dockerarchive.Image{Ref: o.Ref, Entrypoint: o.Entrypoint, Cmd: o.Cmd}
+	if o.NoEnv {
+		img.Env = []string{}
+	}
+	return dockerarchive.Write(w, img, layer.Bytes())
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,6 +1,7 @@
 // Package ocispec builds a container's OCI runtime spec (config.json)
 // from a resolved backends.ContainerSpec, with Docker's defaults over the
-// OCI ones, for the backends that drive runc themselves or through
+// OCI ones (among them DefaultPath for an image and spec that set no
+// PATH), for the backends that drive runc themselves or through
 // containerd.
 //
 // Entry points: Opts (the spec as containerd oci.SpecOpts, from an Input

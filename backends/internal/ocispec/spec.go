@@ -82,7 +82,7 @@ func Opts(in Input) ([]oci.SpecOpts, error) {
 		args = append([]string{initPath, "--"}, args...)
 		in.Mounts = append(slices.Clone(in.Mounts), specs.Mount{Destination: initPath, Type: "bind", Source: in.InitBin, Options: []string{"rbind", "ro"}})
 	}
-	opts = append(opts, oci.WithProcessArgs(args...), oci.WithEnv(cs.Env))
+	opts = append(opts, oci.WithProcessArgs(args...), oci.WithEnv(cs.Env), withDefaultPath)
 	if cs.WorkingDir != "" {
 		opts = append(opts, oci.WithProcessCwd(cs.WorkingDir))
 	}
@@ -141,6 +141,25 @@ func withImageConfig(img imagespec.ImageConfig) oci.SpecOpts {
 		}
 		return nil
 	}
+}
+
+// DefaultPath is the PATH dockerd gives a container whose image and spec
+// set none (an image from `docker import`, FROM scratch with a static
+// binary): without it the runtime cannot find a command such as "sh".
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// withDefaultPath puts DefaultPath first in an environment with no PATH.
+func withDefaultPath(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Process == nil {
+		s.Process = &specs.Process{}
+	}
+	for _, kv := range s.Process.Env {
+		if strings.HasPrefix(kv, "PATH=") {
+			return nil
+		}
+	}
+	s.Process.Env = append([]string{"PATH=" + DefaultPath}, s.Process.Env...)
+	return nil
 }
 
 // processArgs is Docker's rule: an entrypoint given without a command

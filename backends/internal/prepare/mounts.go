@@ -45,8 +45,8 @@ func (h Host) Mounts(id string, cs backends.ContainerSpec, undo *[]func()) (Moun
 	var out []specs.Mount
 	for _, m := range cs.Binds {
 		if m.CreateHostPath {
-			if err := os.MkdirAll(m.Source, 0o755); err != nil {
-				return MountsResult{}, fmt.Errorf("bind %s: %w", m.Source, err)
+			if err := backends.MakeBindSource(m.Source); err != nil {
+				return MountsResult{}, err
 			}
 		}
 		if p := strings.TrimPrefix(m.Propagation, "r"); p == "shared" {
