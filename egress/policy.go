@@ -87,7 +87,7 @@ type Policy struct {
 	Mode    string
 	rules   []rule
 	def     string
-	pac     *PAC
+	pac     Decider
 	srcPath string // where the policy came from, for messages
 }
 
@@ -112,11 +112,15 @@ func Compile(e *spec.Egress, at string, o PACOptions) (*Policy, error) {
 		p.rules = append(p.rules, cr)
 	}
 	if e.Script != "" {
-		pac, err := NewPAC(e.Script, o)
+		var err error
+		if o.Runner != nil {
+			p.pac, err = o.Runner.Load(e.Script, o)
+		} else {
+			p.pac, err = NewPAC(e.Script, o)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s.script: %w", at, err)
 		}
-		p.pac = pac
 	}
 	return p, nil
 }
