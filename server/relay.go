@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/egress/sandbox"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/wsconn"
@@ -32,12 +33,15 @@ const EnvEgressGateway = "CORNUS_EGRESS_GATEWAY"
 // detached deployment's caretaker may relay after one).
 type policies struct {
 	dir string
+	// pac compiles and runs the tenants' PAC scripts in a child process:
+	// a script that crashes its runtime must not take the server down.
+	pac *sandbox.Sandbox
 	mu  sync.Mutex
 	by  map[string]map[string]*egress.Policy
 }
 
 func newPolicies(dir string) *policies {
-	return &policies{dir: dir, by: map[string]map[string]*egress.Policy{}}
+	return &policies{dir: dir, pac: sandbox.New(sandbox.Options{}), by: map[string]map[string]*egress.Policy{}}
 }
 
 // set records p's policies (nil policies: none).
@@ -48,7 +52,7 @@ func (ps *policies) set(p spec.Project) error {
 			blocks[name] = a.Egress
 		}
 	}
-	compiled, err := compileAll(blocks)
+	compiled, err := ps.compileAll(blocks)
 	if err != nil {
 		return err
 	}
@@ -62,10 +66,10 @@ func (ps *policies) set(p spec.Project) error {
 	return writeFileAtomic(ps.path(p.Name), blocks)
 }
 
-func compileAll(blocks map[string]*spec.Egress) (map[string]*egress.Policy, error) {
+func (ps *policies) compileAll(blocks map[string]*spec.Egress) (map[string]*egress.Policy, error) {
 	out := map[string]*egress.Policy{}
 	for name, e := range blocks {
-		pol, err := egress.Compile(e, "services."+name+".egress", egress.PACOptions{})
+		pol, err := egress.Compile(e, "services."+name+".egress", egress.PACOptions{Runner: ps.pac})
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +94,7 @@ func (ps *policies) get(project, service string) (*egress.Policy, error) {
 		if err := json.Unmarshal(data, &blocks); err != nil {
 			return nil, fmt.Errorf("egress policies of %s: %w", project, err)
 		}
-		if byService, err = compileAll(blocks); err != nil {
+		if byService, err = ps.compileAll(blocks); err != nil {
 			return nil, err
 		}
 		ps.by[project] = byService
