@@ -13,4 +13,8 @@
 // without limit in one native step (no binary types at all). The caps
 // cannot cover every native loop: the server, which runs tenants'
 // scripts, runs them out of process through a Runner (egress/sandbox).
+//
+// Local names the addresses a route dialed from a machine cornus runs on
+// refuses (egress/netguard dials them); Decision.Explicit says the rule
+// named its destination, which lets the client dial its own loopback.
 package egress

@@ -80,6 +80,11 @@ type Decision struct {
 	// By names the deciding rule ("rules[2] *.corp.example"), the PAC
 	// result ("PAC: PROXY client"), or "default".
 	By string
+	// Explicit: the deciding rule names this destination, no wildcard
+	// (a host without * or ?, an IP, or a CIDR inside a loopback or
+	// link-local block): the client then dials it even on its own
+	// loopback (Local). A PAC or the default names nothing.
+	Explicit bool
 }
 
 // Policy is a compiled egress block.
@@ -134,7 +139,7 @@ func (p *Policy) Decide(d Destination) Decision {
 	}
 	for _, r := range p.rules {
 		if r.match(d) {
-			return Decision{Route: r.route, By: r.name}
+			return Decision{Route: r.route, By: r.name, Explicit: r.explicit}
 		}
 	}
 	return Decision{Route: p.def, By: "default"}

@@ -226,3 +226,48 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// A decision is Explicit when its rule names the destination with no
+// wildcard: the client dials its own loopback only for those (item 13e).
+func TestDecisionExplicit(t *testing.T) {
+	for pattern, want := range map[string]bool{
+		"127.0.0.1:8080": true, "localhost:5432": true, "intranet": true, "[::1]:80": true, "127.0.0.0/8": true, "127.0.0.1/32": true,
+		"fe80::/64": true, "169.254.169.254": true, "*": false, "*.corp.example": false, "local?ost": false, "0.0.0.0/0": false,
+		"10.0.0.0/8": false, "::/0": false, "0.0.0.0/8:80": true,
+	} {
+		p, err := Compile(&spec.Egress{Rules: []spec.EgressRule{{Pattern: pattern, Route: Client}}, Default: Deny}, "egress", PACOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := destinationFor(t, pattern)
+		got := p.Decide(d)
+		if got.Route != Client || got.Explicit != want {
+			t.Errorf("%s for %s: %+v, want client, explicit %v", pattern, d, got, want)
+		}
+	}
+	p, _ := Compile(&spec.Egress{Default: Client}, "egress", PACOptions{})
+	if got := p.Decide(Destination{Host: "localhost", Port: 80}); got.Explicit {
+		t.Errorf("the default names nothing: %+v", got)
+	}
+}
+
+// destinationFor is a destination pattern matches.
+func destinationFor(t *testing.T, pattern string) Destination {
+	t.Helper()
+	s := strings.NewReplacer("*", "x", "?", "h").Replace(pattern)
+	if i := strings.Index(s, "/"); i >= 0 {
+		rest := s[i:]
+		s = s[:i]
+		if j := strings.LastIndex(rest, ":"); j > 0 {
+			s += rest[j:]
+		}
+	}
+	if strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
+		s = "[" + s + "]"
+	}
+	d, err := ParseDestination(s)
+	if err != nil {
+		t.Fatalf("%s: %v", pattern, err)
+	}
+	return d
+}

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/egress/netguard"
 	"github.com/cornus-dev/cornus/egress/sandbox"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/server/api"
@@ -27,6 +30,12 @@ import (
 
 // EnvEgressGateway lets this server carry the gateway route itself.
 const EnvEgressGateway = "CORNUS_EGRESS_GATEWAY"
+
+// EnvEgressGatewayAllow lists the CIDRs or addresses (comma-separated)
+// the gateway route may reach although they are this server's own
+// network: loopback, link-local (the cloud metadata service), unspecified
+// and the server's own addresses, which it refuses otherwise.
+const EnvEgressGatewayAllow = "CORNUS_EGRESS_GATEWAY_ALLOW"
 
 // policies are the egress policies of the deployments, by project and
 // service, as the server last applied them (kept across restarts: a
@@ -201,10 +210,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 			err = fmt.Errorf("%w: egress to %s: route gateway (%s), and this server is no gateway (%s=1 makes it one)", errdefs.ErrPermissionDenied, d, by, EnvEgressGateway)
 			break
 		}
-		var dl net.Dialer
-		dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		conn, err = dl.DialContext(dctx, "tcp", d.String())
-		cancel()
+		conn, err = s.dialGateway(ctx, d, by)
 	case egress.Cluster:
 		err = fmt.Errorf("%w: egress to %s: route cluster (%s): dial it directly, not through the server", errdefs.ErrFailedPrecondition, d, by)
 	default:
@@ -217,6 +223,26 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 	defer conn.Close()
 	replyDial(st, nil)
 	pipe(st, conn)
+}
+
+// dialGateway connects to d for the gateway route: the addresses its name
+// resolves to, each checked, none on this server's own network unless
+// CORNUS_EGRESS_GATEWAY_ALLOW allows it (a tenant's policy must not make
+// the server dial its own loopback).
+func (s *Server) dialGateway(ctx context.Context, d egress.Destination, by string) (net.Conn, error) {
+	allow, err := netguard.ParseAllow(envValue(s.cfg.Environ, EnvEgressGatewayAllow))
+	if err != nil {
+		return nil, fmt.Errorf("%w: egress to %s: route gateway: %s: %v", errdefs.ErrFailedPrecondition, d, EnvEgressGatewayAllow, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := netguard.Guard{Allowed: netguard.In(allow)}.Dial(dctx, d)
+	var refused *netguard.RefusedError
+	if errors.As(err, &refused) {
+		return nil, fmt.Errorf("egress to %s: route gateway (%s): %w: the gateway reaches none of this server's own network unless %s=%s allows it",
+			d, by, err, EnvEgressGatewayAllow, netip.PrefixFrom(refused.Addr, refused.Addr.BitLen()))
+	}
+	return conn, err
 }
 
 // readHeader reads a stream's opening line.
