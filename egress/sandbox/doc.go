@@ -8,10 +8,13 @@
 // when IsChild). It bounds its address space (RLIMIT_AS), compiles and
 // decides over JSON lines on stdin and stdout, and exits when stdin
 // closes. The parent, Sandbox, is an egress.Runner: it starts the child on
-// first use, kills it when a decision has no answer past
-// egress.WallBound, restarts it when it dies (backing off when it dies
-// young), and decides deny while none runs: fail closed. A decision
-// caught in a crash it did not cause is retried once on the next child.
+// first use, kills it when a decision has no answer a second past
+// egress.WallBound (every run in it ends by then, unless stuck in native
+// code), restarts it when it dies (backing off when it dies young), and
+// decides deny while none runs: fail closed. A decision caught in a crash
+// it did not cause is retried once on the next child. Clean answers are
+// remembered for the minute they were given in, so a destination asked
+// again makes no round trip.
 //
 // It imports egress and nothing of the server.
 package sandbox

@@ -201,3 +201,12 @@ func TestSandboxDownDenies(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A test binary is no child by default: it would run its tests instead.
+func TestDefaultCommandRefusesTestBinary(t *testing.T) {
+	s := New(Options{})
+	defer s.Close()
+	if _, err := s.Load(plainPAC, egress.PACOptions{}); err == nil || !strings.Contains(err.Error(), "set sandbox.Options.Command") {
+		t.Fatalf("the default command in a test binary: %v", err)
+	}
+}
