@@ -93,3 +93,17 @@ func TestPACDeadlineIsCPUTime(t *testing.T) {
 		t.Fatalf("a busy loop: %v, want no answer within the CPU deadline", err)
 	}
 }
+
+// A Go panic out of the runtime (not a JavaScript exception) is an
+// error of the run, and the decision deny: no panics on input.
+func TestPACRuntimePanicDenies(t *testing.T) {
+	p, err := NewPAC(`function FindProxyForURL(u, h) { return "DIRECT"; }`, PACOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, _ := p.pool.Get().(*pacVM)
+	_ = vm.rt.Set("goPanic", func() { panic("a bug") })
+	if _, err := p.run(vm.rt, func() (goja.Value, error) { return vm.rt.RunString(`goPanic()`) }); err == nil || !strings.Contains(err.Error(), "panic") {
+		t.Fatalf("a Go panic in the runtime: %v", err)
+	}
+}

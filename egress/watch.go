@@ -31,9 +31,9 @@ const (
 
 // run runs f on rt under a watch: past the CPU deadline, past WallBound
 // or when the heap grows past the bound, rt is interrupted and run
-// returns the cause. The goroutine keeps its thread meanwhile, so the
+// returns the cause. A panic out of the runtime is an error too. The goroutine keeps its thread meanwhile, so the
 // thread's CPU clock is this run's.
-func (p *PAC) run(rt *goja.Runtime, f func() (goja.Value, error)) (goja.Value, error) {
+func (p *PAC) run(rt *goja.Runtime, f func() (goja.Value, error)) (v goja.Value, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	w := &watch{rt: rt, o: &p.o, clock: threadCPUClock(), start: time.Now()}
@@ -41,7 +41,16 @@ func (p *PAC) run(rt *goja.Runtime, f func() (goja.Value, error)) (goja.Value, e
 	w.mu.Lock() // the first tick may come before AfterFunc returns
 	w.timer = time.AfterFunc(watchAfter, w.tick)
 	w.mu.Unlock()
-	v, err := f()
+	func() {
+		// goja re-panics what is not a JavaScript exception (a bug of its
+		// own): the run is an error, no crash.
+		defer func() {
+			if r := recover(); r != nil {
+				v, err = nil, fmt.Errorf("PAC runtime panic: %v", r)
+			}
+		}()
+		v, err = f()
+	}()
 	if cause := w.stop(); cause != nil {
 		// Interrupted, or the interrupt came as f returned: either way the
 		// run is over its bound, and a runtime with an interrupt pending
