@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -16,16 +16,36 @@ import (
 type PACOptions struct {
 	// Now is the clock weekdayRange, dateRange, timeRange and Date see;
 	// nil: the current time truncated to the minute, so the three hops
-	// deciding within a minute agree.
+	// deciding within a minute agree. A Runner's process keeps its own.
 	Now func() time.Time
 	// MyIP is what myIpAddress() answers (default 127.0.0.1).
 	MyIP string
-	// Deadline bounds one decision (default 100 ms); past it the answer
-	// is deny.
+	// Deadline bounds the CPU time of one decision (default 100 ms, at
+	// most WallBound); past it the answer is deny. A decision also ends
+	// after WallBound of real time, however loaded the machine.
 	Deadline time.Duration
 	// MaxHeapGrowth bounds what one decision may allocate (default 64 MiB).
 	MaxHeapGrowth uint64
+	// Runner, when set, compiles and runs the script in another process
+	// (the server's sandbox: a tenant's script that crashes its runtime
+	// must not take the server down). Nil: in this process.
+	Runner Runner
 }
+
+// A Runner compiles PAC scripts somewhere else than this process.
+type Runner interface {
+	// Load compiles script with o (its Runner ignored) and checks it
+	// defines FindProxyForURL, as NewPAC does.
+	Load(script string, o PACOptions) (Decider, error)
+}
+
+// A Decider decides for one compiled PAC script: *PAC in this process,
+// or a Runner's handle. Any error, timeout or runaway decides deny.
+type Decider interface {
+	Decide(d Destination, def string) Decision
+}
+
+var _ Decider = (*PAC)(nil)
 
 // PAC is a compiled PAC script. It is safe for concurrent use: each
 // decision runs on a runtime of its own from a pool.
@@ -38,14 +58,12 @@ type PAC struct {
 // maxScript bounds a PAC file.
 const maxScript = 1 << 20
 
-// NewPAC compiles script and checks that it defines FindProxyForURL.
-func NewPAC(script string, o PACOptions) (*PAC, error) {
-	if len(script) > maxScript {
-		return nil, fmt.Errorf("PAC script of %d bytes: at most %d", len(script), maxScript)
-	}
+// withDefaults is o with its zero fields defaulted, as NewPAC uses it.
+func (o PACOptions) withDefaults() PACOptions {
 	if o.Deadline <= 0 {
-		o.Deadline = 100 * time.Millisecond
+		o.Deadline = defaultDeadline
 	}
+	o.Deadline = min(o.Deadline, WallBound)
 	if o.MaxHeapGrowth == 0 {
 		o.MaxHeapGrowth = 64 << 20
 	}
@@ -55,6 +73,22 @@ func NewPAC(script string, o PACOptions) (*PAC, error) {
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().Truncate(time.Minute) }
 	}
+	return o
+}
+
+// regexOnce sets regexp2's match timeout before goja compiles the first
+// pattern (it is read when a pattern compiles, and only goja, only here,
+// uses regexp2 in cornus).
+var regexOnce sync.Once
+
+// NewPAC compiles script and checks that it defines FindProxyForURL.
+func NewPAC(script string, o PACOptions) (*PAC, error) {
+	if len(script) > maxScript {
+		return nil, fmt.Errorf("PAC script of %d bytes: at most %d", len(script), maxScript)
+	}
+	o = o.withDefaults()
+	o.Runner = nil
+	regexOnce.Do(func() { regexp2.DefaultMatchTimeout = regexTimeout })
 	prog, err := goja.Compile("pac.js", script, true)
 	if err != nil {
 		return nil, fmt.Errorf("PAC script: %w", err)
@@ -70,9 +104,12 @@ func NewPAC(script string, o PACOptions) (*PAC, error) {
 
 // pacVM is one sandboxed runtime with the script loaded.
 type pacVM struct {
-	rt   *goja.Runtime
-	find goja.Callable
-	dest *Destination // the decision's destination, for dnsResolve
+	rt *goja.Runtime
+	// answer calls FindProxyForURL and makes its result a string inside
+	// the runtime (a result's toString is the script's code too).
+	answer goja.Callable
+	find   goja.Value
+	dest   *Destination // the decision's destination, for dnsResolve
 }
 
 func (p *PAC) newVM() (*pacVM, error) {
@@ -85,63 +122,20 @@ func (p *PAC) newVM() (*pacVM, error) {
 	if err := installBuiltins(rt, vm, p.o); err != nil {
 		return nil, err
 	}
-	done := p.guard(rt)
-	_, err := rt.RunProgram(p.prog)
-	done()
-	if err != nil {
+	answer, ok := goja.AssertFunction(rt.Get("__answer"))
+	if !ok {
+		return nil, errors.New("PAC runtime: no __answer")
+	}
+	vm.answer = answer
+	if _, err := p.run(rt, func() (goja.Value, error) { return rt.RunProgram(p.prog) }); err != nil {
 		return nil, fmt.Errorf("PAC script: %w", cleanErr(err))
 	}
-	fn, ok := goja.AssertFunction(rt.Get("FindProxyForURL"))
-	if !ok {
+	find := rt.Get("FindProxyForURL")
+	if _, ok := goja.AssertFunction(find); !ok {
 		return nil, errors.New("PAC script: it does not define function FindProxyForURL(url, host)")
 	}
-	vm.find = fn
+	vm.find = find
 	return vm, nil
-}
-
-// guard interrupts rt past the deadline or when the heap grows past the
-// bound (the interrupt carries the cause); done stops it.
-func (p *PAC) guard(rt *goja.Runtime) (done func()) {
-	stop := make(chan struct{})
-	var once sync.Once
-	timer := time.AfterFunc(p.o.Deadline, func() {
-		rt.Interrupt(fmt.Errorf("no answer within %v", p.o.Deadline))
-	})
-	// Most decisions take microseconds: watch the heap only for the
-	// ones that run longer.
-	watch := time.AfterFunc(time.Millisecond, func() {
-		base := heapBytes()
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if heapBytes() > base+p.o.MaxHeapGrowth {
-					rt.Interrupt(fmt.Errorf("allocated more than %d MiB", p.o.MaxHeapGrowth>>20))
-					return
-				}
-			}
-		}
-	})
-	return func() {
-		once.Do(func() {
-			timer.Stop()
-			watch.Stop()
-			close(stop)
-		})
-	}
-}
-
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-var heapMu sync.Mutex
-
-func heapBytes() uint64 {
-	heapMu.Lock()
-	defer heapMu.Unlock()
-	metrics.Read(heapSample)
-	return heapSample[0].Value.Uint64()
 }
 
 // Decide runs FindProxyForURL for d; any error, timeout or runaway
@@ -159,9 +153,9 @@ func (p *PAC) Decide(d Destination, def string) Decision {
 	if d.Port == 80 {
 		url = "http://" + d.Host + "/"
 	}
-	done := p.guard(vm.rt)
-	res, err := vm.find(goja.Undefined(), vm.rt.ToValue(url), vm.rt.ToValue(d.Host))
-	done()
+	res, err := p.run(vm.rt, func() (goja.Value, error) {
+		return vm.answer(goja.Undefined(), vm.find, vm.rt.ToValue(url), vm.rt.ToValue(d.Host))
+	})
 	if err != nil {
 		// An interrupted runtime may be mid-anything: drop it.
 		return Decision{Route: Deny, By: "PAC error (deny): " + cleanErr(err).Error()}
@@ -193,6 +187,9 @@ func decideFrom(answer, def string) Decision {
 	first, _, _ := strings.Cut(answer, ";")
 	first = strings.TrimSpace(first)
 	by := "PAC: " + first
+	if len(by) > 200 {
+		by = strings.ToValidUTF8(by[:200], "") + "…"
+	}
 	f := strings.Fields(first)
 	if len(f) == 0 {
 		return Decision{Route: def, By: "PAC: empty answer, default"}

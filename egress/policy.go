@@ -80,6 +80,11 @@ type Decision struct {
 	// By names the deciding rule ("rules[2] *.corp.example"), the PAC
 	// result ("PAC: PROXY client"), or "default".
 	By string
+	// Explicit: the deciding rule names this destination, no wildcard
+	// (a host without * or ?, an IP, or a CIDR inside a loopback or
+	// link-local block): the client then dials it even on its own
+	// loopback (Local). A PAC or the default names nothing.
+	Explicit bool
 }
 
 // Policy is a compiled egress block.
@@ -87,7 +92,7 @@ type Policy struct {
 	Mode    string
 	rules   []rule
 	def     string
-	pac     *PAC
+	pac     Decider
 	srcPath string // where the policy came from, for messages
 }
 
@@ -112,11 +117,15 @@ func Compile(e *spec.Egress, at string, o PACOptions) (*Policy, error) {
 		p.rules = append(p.rules, cr)
 	}
 	if e.Script != "" {
-		pac, err := NewPAC(e.Script, o)
+		var err error
+		if o.Runner != nil {
+			p.pac, err = o.Runner.Load(e.Script, o)
+		} else {
+			p.pac, err = NewPAC(e.Script, o)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s.script: %w", at, err)
 		}
-		p.pac = pac
 	}
 	return p, nil
 }
@@ -130,7 +139,7 @@ func (p *Policy) Decide(d Destination) Decision {
 	}
 	for _, r := range p.rules {
 		if r.match(d) {
-			return Decision{Route: r.route, By: r.name}
+			return Decision{Route: r.route, By: r.name, Explicit: r.explicit}
 		}
 	}
 	return Decision{Route: p.def, By: "default"}

@@ -15,6 +15,8 @@ type rule struct {
 	prefix netip.Prefix // CIDR rules
 	glob   string       // host rules, lowercase
 	port   int          // 0: any
+	// explicit: the pattern names its destinations (see Decision.Explicit)
+	explicit bool
 }
 
 // parseRule reads PATTERN (glob or CIDR, optional :port) and ROUTE.
@@ -44,6 +46,7 @@ func parseRule(pattern, route string) (rule, error) {
 			return rule{}, fmt.Errorf("pattern %q: not a CIDR: %v", pattern, err)
 		}
 		r.prefix = pfx.Masked()
+		r.explicit = LocalPrefix(r.prefix)
 		return r, checkPort(r, pattern)
 	}
 	host, port, ok := splitHostPort(pat)
@@ -65,9 +68,11 @@ func parseRule(pattern, route string) (rule, error) {
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		r.prefix = netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen())
+		r.explicit = true
 		return r, checkPort(r, pattern)
 	}
 	r.glob = host
+	r.explicit = !strings.ContainsAny(host, "*?")
 	return r, checkPort(r, pattern)
 }
 

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +20,8 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/egress/netguard"
+	"github.com/cornus-dev/cornus/egress/sandbox"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/wsconn"
@@ -27,17 +31,26 @@ import (
 // EnvEgressGateway lets this server carry the gateway route itself.
 const EnvEgressGateway = "CORNUS_EGRESS_GATEWAY"
 
+// EnvEgressGatewayAllow lists the CIDRs or addresses (comma-separated)
+// the gateway route may reach although they are this server's own
+// network: loopback, link-local (the cloud metadata service), unspecified
+// and the server's own addresses, which it refuses otherwise.
+const EnvEgressGatewayAllow = "CORNUS_EGRESS_GATEWAY_ALLOW"
+
 // policies are the egress policies of the deployments, by project and
 // service, as the server last applied them (kept across restarts: a
 // detached deployment's caretaker may relay after one).
 type policies struct {
 	dir string
+	// pac compiles and runs the tenants' PAC scripts in a child process:
+	// a script that crashes its runtime must not take the server down.
+	pac *sandbox.Sandbox
 	mu  sync.Mutex
 	by  map[string]map[string]*egress.Policy
 }
 
 func newPolicies(dir string) *policies {
-	return &policies{dir: dir, by: map[string]map[string]*egress.Policy{}}
+	return &policies{dir: dir, pac: sandbox.New(sandbox.Options{}), by: map[string]map[string]*egress.Policy{}}
 }
 
 // set records p's policies (nil policies: none).
@@ -48,7 +61,7 @@ func (ps *policies) set(p spec.Project) error {
 			blocks[name] = a.Egress
 		}
 	}
-	compiled, err := compileAll(blocks)
+	compiled, err := ps.compileAll(blocks)
 	if err != nil {
 		return err
 	}
@@ -62,10 +75,10 @@ func (ps *policies) set(p spec.Project) error {
 	return writeFileAtomic(ps.path(p.Name), blocks)
 }
 
-func compileAll(blocks map[string]*spec.Egress) (map[string]*egress.Policy, error) {
+func (ps *policies) compileAll(blocks map[string]*spec.Egress) (map[string]*egress.Policy, error) {
 	out := map[string]*egress.Policy{}
 	for name, e := range blocks {
-		pol, err := egress.Compile(e, "services."+name+".egress", egress.PACOptions{})
+		pol, err := egress.Compile(e, "services."+name+".egress", egress.PACOptions{Runner: ps.pac})
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +103,7 @@ func (ps *policies) get(project, service string) (*egress.Policy, error) {
 		if err := json.Unmarshal(data, &blocks); err != nil {
 			return nil, fmt.Errorf("egress policies of %s: %w", project, err)
 		}
-		if byService, err = compileAll(blocks); err != nil {
+		if byService, err = ps.compileAll(blocks); err != nil {
 			return nil, err
 		}
 		ps.by[project] = byService
@@ -213,10 +226,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 			err = fmt.Errorf("%w: egress to %s: route gateway (%s), and this server is no gateway (%s=1 makes it one)", errdefs.ErrPermissionDenied, d, by, EnvEgressGateway)
 			break
 		}
-		var dl net.Dialer
-		dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		conn, err = dl.DialContext(dctx, "tcp", d.String())
-		cancel()
+		conn, err = s.dialGateway(ctx, d, by)
 	case egress.Cluster:
 		err = fmt.Errorf("%w: egress to %s: route cluster (%s): dial it directly, not through the server", errdefs.ErrFailedPrecondition, d, by)
 	default:
@@ -229,6 +239,26 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 	defer conn.Close()
 	replyDial(st, nil)
 	pipe(st, conn)
+}
+
+// dialGateway connects to d for the gateway route: the addresses its name
+// resolves to, each checked, none on this server's own network unless
+// CORNUS_EGRESS_GATEWAY_ALLOW allows it (a tenant's policy must not make
+// the server dial its own loopback).
+func (s *Server) dialGateway(ctx context.Context, d egress.Destination, by string) (net.Conn, error) {
+	allow, err := netguard.ParseAllow(envValue(s.cfg.Environ, EnvEgressGatewayAllow))
+	if err != nil {
+		return nil, fmt.Errorf("%w: egress to %s: route gateway: %s: %v", errdefs.ErrFailedPrecondition, d, EnvEgressGatewayAllow, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := netguard.Guard{Allowed: netguard.In(allow)}.Dial(dctx, d)
+	var refused *netguard.RefusedError
+	if errors.As(err, &refused) {
+		return nil, fmt.Errorf("egress to %s: route gateway (%s): %w: the gateway reaches none of this server's own network unless %s=%s allows it",
+			d, by, err, EnvEgressGatewayAllow, netip.PrefixFrom(refused.Addr, refused.Addr.BitLen()))
+	}
+	return conn, err
 }
 
 // readHeader reads a stream's opening line.

@@ -96,6 +96,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newTunnelCmd(s),
 		newEgressCmd(s),
 		newCaretakerCmd(s),
+		newPACSandboxCmd(s),
 		newAgentCmd(s),
 		newK8sCmd(s),
 	)

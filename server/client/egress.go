@@ -3,9 +3,11 @@ package client
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"golang.org/x/net/http/httpproxy"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/egress/netguard"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -22,17 +25,26 @@ import (
 // with the client's own copy of each service's policy (a server cannot
 // make the client dial what the client's policy does not send to it),
 // then dials through this machine's proxy settings (HTTPS_PROXY,
-// NO_PROXY), as the developer's own programs would.
+// NO_PROXY), as the developer's own programs would, but never this
+// machine's own network (loopback, link-local, its own addresses: the
+// developer's services) unless the deciding rule names the destination
+// (pattern 127.0.0.1:8080 or localhost:5432, not *).
 func EgressHandler(policies map[string]*egress.Policy, environ []string) Handler {
 	proxies := proxyConfig(environ)
-	return EgressHandlerDialing(policies, func(ctx context.Context, hostport string) (net.Conn, error) {
-		return dialVia(ctx, proxies, hostport)
+	return egressHandler(policies, func(ctx context.Context, d egress.Destination, dec egress.Decision) (net.Conn, error) {
+		return dialVia(ctx, proxies, d, dec.Explicit)
 	})
 }
 
 // EgressHandlerDialing is EgressHandler connecting with dial (tests dial
 // their own targets, never a destination's real address).
 func EgressHandlerDialing(policies map[string]*egress.Policy, dial func(ctx context.Context, hostport string) (net.Conn, error)) Handler {
+	return egressHandler(policies, func(ctx context.Context, d egress.Destination, _ egress.Decision) (net.Conn, error) {
+		return dial(ctx, d.String())
+	})
+}
+
+func egressHandler(policies map[string]*egress.Policy, dial func(context.Context, egress.Destination, egress.Decision) (net.Conn, error)) Handler {
 	return func(h api.StreamHeader, st net.Conn) {
 		defer st.Close()
 		e := h.Egress
@@ -46,14 +58,20 @@ func EgressHandlerDialing(policies map[string]*egress.Policy, dial func(ctx cont
 			Reply(st, fmt.Errorf("%w: egress of service %q to %q: no policy here or a bad destination", errdefs.ErrPermissionDenied, e.Service, e.Dest))
 			return
 		}
-		if dec := pol.Decide(d); dec.Route != egress.Client {
+		dec := pol.Decide(d)
+		if dec.Route != egress.Client {
 			Reply(st, fmt.Errorf("%w: egress to %s: this client's policy says %s (%s), not client", errdefs.ErrPermissionDenied, d, dec.Route, dec.By))
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		conn, err := dial(ctx, d.String())
+		conn, err := dial(ctx, d, dec)
 		cancel()
-		if err != nil {
+		var refused *netguard.RefusedError
+		switch {
+		case errors.As(err, &refused):
+			Reply(st, fmt.Errorf("egress to %s from the client (%s): %w: the client dials its own network only for a rule that names the destination (pattern %s)", d, dec.By, err, d))
+			return
+		case err != nil:
 			Reply(st, fmt.Errorf("%w: egress to %s from the client: %v", errdefs.ErrUnavailable, d, err))
 			return
 		}
@@ -87,21 +105,33 @@ func proxyConfig(environ []string) *httpproxy.Config {
 	}
 }
 
-// dialVia connects to hostport directly, or through the HTTPS proxy the
-// environment names for it (HTTP CONNECT), honoring NO_PROXY.
-func dialVia(ctx context.Context, cfg *httpproxy.Config, hostport string) (net.Conn, error) {
+// dialVia connects to d directly, or through the HTTPS proxy the
+// environment names for it (HTTP CONNECT), honoring NO_PROXY. A direct
+// dial goes to the addresses netguard checked; through a proxy, which
+// resolves the name itself, d is checked as this machine resolves it,
+// when it does. explicit: the policy named d, own network included.
+func dialVia(ctx context.Context, cfg *httpproxy.Config, d egress.Destination, explicit bool) (net.Conn, error) {
+	guard := netguard.Guard{}
+	if explicit {
+		guard.Allowed = func(netip.Addr) bool { return true }
+	}
+	hostport := d.String()
 	target := &url.URL{Scheme: "https", Host: hostport}
 	proxy, err := cfg.ProxyFunc()(target)
-	var d net.Dialer
 	if err != nil || proxy == nil {
-		return d.DialContext(ctx, "tcp", hostport)
+		return guard.Dial(ctx, d)
 	}
-	conn, err := d.DialContext(ctx, "tcp", proxy.Host)
+	var refused *netguard.RefusedError
+	if _, err := guard.Check(ctx, d.Host); errors.As(err, &refused) {
+		return nil, err
+	}
+	var dl net.Dialer
+	conn, err := dl.DialContext(ctx, "tcp", proxy.Host)
 	if err != nil {
 		return nil, fmt.Errorf("proxy %s: %w", proxy.Host, err)
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
+	if end, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(end)
 	}
 	req := &http.Request{Method: http.MethodConnect, URL: &url.URL{Opaque: hostport}, Host: hostport, Header: http.Header{}}
 	if u := proxy.User; u != nil {
