@@ -2,6 +2,7 @@ package egress
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -270,4 +271,24 @@ func destinationFor(t *testing.T, pattern string) Destination {
 		t.Fatalf("%s: %v", pattern, err)
 	}
 	return d
+}
+
+// Routed names the services that may use a route, and counts a PAC
+// script as any route without compiling it (a script that would not
+// even parse is still "routed").
+func TestRouted(t *testing.T) {
+	p := spec.Project{Services: map[string]spec.App{
+		"rules":   {Egress: &spec.Egress{Default: Cluster, Rules: []spec.EgressRule{{Pattern: "*.corp", Route: Client}}}},
+		"def":     {Egress: &spec.Egress{Default: Client}},
+		"pac":     {Egress: &spec.Egress{Script: "function FindProxyForURL( {"}},
+		"none":    {Egress: &spec.Egress{Default: Cluster}},
+		"nothing": {},
+	}}
+	got, err := Routed(p, Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"def", "pac", "rules"}; !slices.Equal(got, want) {
+		t.Fatalf("Routed = %v, want %v", got, want)
+	}
 }
