@@ -339,11 +339,22 @@ var cases = []testCase{
 		fields: []string{"stopSignal", "stopGracePeriod"},
 		sample: func(x *env) spec.App { return spec.App{Name: "app", StopSignal: "SIGUSR1"} },
 		run: func(x *env) {
+			// Each marks /tmp/trapped once its trap is set: a signal sent
+			// before that (a loaded machine) would meet PID 1 with no
+			// handler, which ignores it.
 			graceful := spec.App{Name: "graceful", StopSignal: "SIGUSR1",
-				Command: spec.Command{"sh", "-c", "trap 'exit 42' USR1; while true; do sleep 0.1; done"}}
+				Command: spec.Command{"sh", "-c", "trap 'exit 42' USR1; touch /tmp/trapped; while true; do sleep 0.1; done"}}
 			stubborn := spec.App{Name: "stubborn", StopGracePeriod: spec.DurationOf(2 * time.Second),
-				Command: spec.Command{"sh", "-c", "trap '' TERM; while true; do sleep 0.1; done"}}
+				Command: spec.Command{"sh", "-c", "trap '' TERM; touch /tmp/trapped; while true; do sleep 0.1; done"}}
 			x.up(x.proj(graceful, stubborn))
+			for _, app := range []string{"graceful", "stubborn"} {
+				x.eventually(app+"'s trap is set", func() string {
+					if out, code := x.sh(app, "test -f /tmp/trapped"); code != 0 {
+						return fmt.Sprintf("exit %d %s", code, out)
+					}
+					return ""
+				})
+			}
 			if err := x.b.Stop(x.ctx, x.one("graceful").ID, backends.StopOptions{}); err != nil {
 				x.t.Fatal(err)
 			}
