@@ -101,12 +101,24 @@ func (f floor) clean() {
 	}
 }
 
+// parallel runs each for every container at once; a failure in one
+// (fail panics) ends the bench from the caller's goroutine, where the
+// deferred cleanups run.
 func (f floor) parallel(each func(i int)) {
 	var wg sync.WaitGroup
+	failed := make([]any, f.n)
 	for i := range f.n {
-		wg.Go(func() { each(i) })
+		wg.Go(func() {
+			defer func() { failed[i] = recover() }()
+			each(i)
+		})
 	}
 	wg.Wait()
+	for _, r := range failed {
+		if r != nil {
+			panic(r)
+		}
+	}
 }
 
 // call sends one request and fails the bench unless it gets want.

@@ -61,16 +61,22 @@ func (b bench) incusRows(image, sock string, runs int, upD, downD []time.Duratio
 		b.mustEnv(env, b.cornus, append([]string{"compose", "--progress", "quiet", "-f", "ten.yaml", "-p", "bench-inc"}, verb...)...)
 		return time.Since(start)
 	}
+	defer b.bestEffort(env, b.cornus, "compose", "-f", "ten.yaml", "-p", "bench-inc", "down", "-t", "1")
 	// Warm (networks, page cache), then clean.
 	cornus("up", "-d", "--wait")
 	cornus("down", "-t", "1")
 	var upC, downC, loadC []time.Duration
 	for range runs {
 		upC = append(upC, cornus("up", "-d", "--wait"))
+		expectRunning("cornus up -d --wait on incus", runningOnIncus(sock, "bench-inc"), 10)
 		downC = append(downC, cornus("down", "-t", "1"))
 		loadC = append(loadC, load())
 	}
-	fmt.Printf("cornus on incus vs docker compose on dockerd (same run), %d runs each, medians [min–max]:\n\n", runs)
+	vs := ""
+	if len(upD) > 0 {
+		vs = " vs docker compose on dockerd (same run)"
+	}
+	fmt.Printf("cornus on incus%s, %d runs each, medians [min–max]; after each up, incusd runs all ten:\n\n", vs, runs)
 	incusRow("up -d --wait (10 svcs)", upC, upD)
 	incusRow("down (10 services)", downC, downD)
 	fmt.Printf("  %-22s cornus %8.1f ms first (converted, or found in Incus already), again %8.1f ms %s (cached: no conversion)\n",

@@ -51,6 +51,10 @@ func (b bench) kubernetesRows(kubeconfig string, runs int) {
 	kubectl("create", "namespace", ns)
 	defer kubectl("delete", "namespace", ns, "--wait=true", "--timeout=5m")
 
+	cornusNS := os.Getenv("CORNUS_K8S_NAMESPACE") // where cornus deploys
+	if cornusNS == "" {
+		cornusNS = "cornus"
+	}
 	cornus := func(verb ...string) time.Duration {
 		start := time.Now()
 		b.mustEnv(env, b.cornus, append([]string{"compose", "--progress", "quiet", "-f", "ten.yaml", "-p", "bench-k8s"}, verb...)...)
@@ -67,6 +71,7 @@ func (b bench) kubernetesRows(kubeconfig string, runs int) {
 		kubectl("delete", "-f", manifests, "--cascade=foreground", "--wait=true", "--timeout=5m")
 		return time.Since(start)
 	}
+	defer b.bestEffort(env, b.cornus, "compose", "-f", "ten.yaml", "-p", "bench-k8s", "down")
 	// Warm both (images on the node, page cache), then clean.
 	cornus("up", "-d", "--wait")
 	cornus("down")
@@ -76,10 +81,12 @@ func (b bench) kubernetesRows(kubeconfig string, runs int) {
 	tools := []func(){
 		func() {
 			upC = append(upC, cornus("up", "-d", "--wait"))
+			expectRunning("cornus up -d --wait on kubernetes", b.runningOnKubernetes(kubeconfig, cornusNS, "bench-k8s"), 10)
 			downC = append(downC, cornus("down"))
 		},
 		func() {
 			upK = append(upK, peerUp())
+			expectRunning("kubectl apply + rollout status", b.runningOnKubernetes(adminKubeconfig, ns, "bench-kc"), 10)
 			downK = append(downK, peerDown())
 		},
 	}

@@ -2,16 +2,21 @@
 // the same run and prints median ratios:
 //
 //	the Docker API proxy (cornus daemon docker) vs dockerd: read cache
-//	warm, bypassed, and under event churn;
+//	warm, bypassed, and under event churn (inspecting the churned
+//	containers), every proxied answer checked against dockerd's;
 //	up -d and down of a 10-service project (services exit on SIGTERM) vs
 //	docker compose and vs the daemon floor (the same Engine API calls,
 //	in parallel, straight to dockerd), with a per-container down timeline;
-//	ps of a project with 100 containers;
-//	with a podman service answering (scripts/podman.sh), up -d, ps and
-//	down of the 10-service project on the podman backend vs podman-compose
-//	on the same service.
+//	ps of a project with 100 containers, the Compose file loaded by both;
+//	with -containerd, cornus on containerd vs the containerd floor (raw
+//	parallel containerd and CNI calls on the same containerd); with a
+//	podman service answering (scripts/podman.sh), up -d, ps and down of
+//	the 10-service project on the podman backend vs podman-compose on the
+//	same service; and the other backends' rows (flags below).
 //
-// Runs rotate between the tools so drift on the machine affects all.
+// Runs rotate between the tools so drift on the machine affects all. After
+// every timed up, the runtime itself must report the project's containers
+// running (running.go): an up that fails fast is no measurement.
 //
 //	go run ./hack/bench -cornus bin/cornus -compose $(scripts/docker-compose.sh)
 package main
@@ -34,14 +39,15 @@ import (
 )
 
 func main() {
+	defer exitOnFailure()
 	cornus := flag.String("cornus", "bin/cornus", "cornus binary")
 	compose := flag.String("compose", "", "docker compose binary (standalone)")
 	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
 	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose, proxy, serve, podman, kubernetes, mounts, or scale (the 500-container run of make scale, not part of all)")
+	only := flag.String("only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, or scale (the 500-container run of make scale, not part of all)")
 	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
 	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
-	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against docker compose and the containerd floor")
+	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
 	withBare := flag.Bool("bare", false, "also time cornus on the bare backend (runc, no daemon) against cornus on containerd and docker compose")
 	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
 	withIncus := flag.String("incus", "auto", "also time cornus on the incus backend (up -d --wait, down, a cached image load): auto (when incusd answers on -incus-socket), on or off")
@@ -56,7 +62,7 @@ func main() {
 		mountRows(*runs)
 		return
 	}
-	if *compose == "" && *only != "podman" && *only != "kubernetes" {
+	if needsCompose := *only == "all" || *only == "compose" || *only == "ps" || *only == "scale"; needsCompose && *compose == "" {
 		fail(fmt.Errorf("-compose is required"))
 	}
 	for _, bin := range []*string{cornus, compose} {
@@ -96,7 +102,7 @@ func main() {
 		fail(fmt.Errorf("the bench talks to dockerd over a unix socket; DOCKER_HOST is %s", host))
 	}
 	dockerSock := strings.TrimPrefix(host, "unix://")
-	b := bench{cornus: *cornus, compose: *compose, dir: dir}
+	b := bench{cornus: *cornus, compose: *compose, dir: dir, docker: dockerSock}
 	if *only == "serve" {
 		if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
 			fail(err)
@@ -109,24 +115,40 @@ func main() {
 		return
 	}
 
+	ok := true
 	if *only == "all" || *only == "proxy" {
 		if err := b.write("churn.yaml", churnProject(*image, 10)); err != nil {
 			fail(err)
 		}
 		fmt.Printf("Docker API proxy (cornus daemon docker) vs dockerd, 300 requests each, medians:\n\n")
-		b.proxyLatency(*image, dockerSock, 300)
+		ok = b.proxyLatency(*image, dockerSock, 300)
 		fmt.Println()
 		if *only == "proxy" {
+			exitUnless(ok, "the proxy's answers differ from dockerd's")
 			return
 		}
+	}
+	if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
+		fail(err)
+	}
+	switch *only { // rows that need nothing measured before them
+	case "containerd":
+		b.containerdRows(*image, *runs)
+		return
+	case "bare":
+		b.bareRows(*runs, nil, nil)
+		return
+	case "incus":
+		b.incusRows(*image, *incusSock, *runs, nil, nil)
+		return
+	case "ps":
+		b.psRows(*image, *runs)
+		return
 	}
 	direct := unixClient(dockerSock)
 	fl := floor{c: direct, api: apiVersion(direct), image: *image, project: "bench-floor", n: 10}
 	fl.clean()
 	fmt.Printf("cornus vs docker compose (%s) and the daemon floor, %d runs each, medians [min–max]:\n\n", strings.TrimSpace(b.out(*compose, "version", "--short")), *runs)
-	if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
-		fail(err)
-	}
 	t := b.upDown(*runs, fl)
 	floorRow("up -d (10 services)", t.upC, t.upD, t.upF, 0.7)
 	floorRow("down (10 services)", t.downC, t.downD, t.downF, 0.5)
@@ -134,7 +156,7 @@ func main() {
 	b.timelines(fl, dockerSock)
 	fmt.Println()
 	if *withContainerd {
-		b.containerdRows(*image, *runs, t.upD, t.downD)
+		b.containerdRows(*image, *runs)
 		fmt.Println()
 	}
 	if *withBare {
@@ -161,15 +183,34 @@ func main() {
 		b.incusRows(*image, *incusSock, *runs, t.upD, t.downD)
 		fmt.Println()
 	}
-
-	if err := b.write("hundred.yaml", services(*image, 10, 10)); err != nil {
-		fail(err)
-	}
-	psC, psD := b.ps(*runs * 3)
-	row("ps (100 containers)", psC, psD, 0.5)
+	b.psRows(*image, *runs)
+	exitUnless(ok, "the proxy's answers differ from dockerd's")
 }
 
-type bench struct{ cornus, compose, dir string }
+// psRows times ps of a project of 100 containers, cornus against docker
+// compose.
+func (b bench) psRows(image string, runs int) {
+	if err := b.write("hundred.yaml", services(image, 10, 10)); err != nil {
+		fail(err)
+	}
+	psC, psD, namedC, namedD := b.ps(runs * 3)
+	row("ps (100 containers)", psC, psD, 0.5)
+	fmt.Printf("  %-22s (Compose file loaded by both; as typed with -f and -p, where cornus reads only the name: cornus %.1f ms, compose %.1f ms, %.2fx)\n",
+		"", ms(median(namedC)), ms(median(namedD)), float64(median(namedC))/float64(median(namedD)))
+}
+
+// exitUnless ends the bench with status 1 when a check failed, after the
+// rows were printed and cleaned up.
+func exitUnless(ok bool, why string) {
+	if !ok {
+		fail(fmt.Errorf("%s", why))
+	}
+}
+
+type bench struct {
+	cornus, compose, dir string
+	docker               string // dockerd's socket, for the rows on the default backend
+}
 
 // services renders a project of n services with the given replicas each;
 // every process exits promptly on SIGTERM.
@@ -198,19 +239,26 @@ func (b bench) upDown(runs int, fl floor) (t upDownTimes) {
 	b.must(b.compose, b.composeArgs("up", "-d")...)
 	b.must(b.compose, b.composeArgs("down")...)
 	_, _, _ = fl.down(fl.up())
+	// A failed check leaves a project up: take both down, and the floor's.
+	defer fl.clean()
+	defer b.bestEffort(nil, b.compose, b.composeArgs("down", "-t", "1")...)
+	defer b.bestEffort(nil, b.cornus, b.cornusArgs("down", "-t", "1")...)
 	tools := []func(){
 		func() {
 			t.upC = append(t.upC, b.time(b.cornus, b.cornusArgs("up", "-d")...))
+			expectRunning("cornus up -d", runningOnDockerd(fl.c, fl.api, "bench-cornus"), fl.n)
 			t.downC = append(t.downC, b.time(b.cornus, b.cornusArgs("down")...))
 		},
 		func() {
 			t.upD = append(t.upD, b.time(b.compose, b.composeArgs("up", "-d")...))
+			expectRunning("docker compose up -d", runningOnDockerd(fl.c, fl.api, "bench-compose"), fl.n)
 			t.downD = append(t.downD, b.time(b.compose, b.composeArgs("down")...))
 		},
 		func() {
 			start := time.Now()
 			r := fl.up()
 			t.upF = append(t.upF, time.Since(start))
+			expectRunning("the floor's up", len(dockerdIDs(fl.c, fl.api, "cornus.bench="+fl.project, "running")), fl.n)
 			start = time.Now()
 			_, _, _ = fl.down(r)
 			t.downF = append(t.downF, time.Since(start))
@@ -235,21 +283,59 @@ func (b bench) composeArgs(verb ...string) []string {
 }
 
 // ps times `ps` on 100 running containers (created once, by cornus, with
-// labels both tools read).
-func (b bench) ps(runs int) (psC, psD []time.Duration) {
+// labels both tools read), both with the Compose file loaded (psLoaded),
+// and as typed with -f and -p, where cornus reads only the project name.
+func (b bench) ps(runs int) (psC, psD, namedC, namedD []time.Duration) {
 	b.must(b.cornus, "compose", "--progress", "quiet", "-f", "hundred.yaml", "-p", "bench-ps", "up", "-d")
 	defer b.must(b.cornus, "compose", "--progress", "quiet", "-f", "hundred.yaml", "-p", "bench-ps", "down", "-t", "1")
-	if n := strings.Count(b.out(b.cornus, "compose", "-f", "hundred.yaml", "-p", "bench-ps", "ps", "-q"), "\n"); n != 100 {
-		fail(fmt.Errorf("cornus ps sees %d containers, want 100", n))
+	for _, tool := range []struct{ bin, compose string }{{b.cornus, "compose"}, {b.compose, ""}} {
+		if _, out := b.psLoaded(nil, tool.bin, tool.compose, "hundred.yaml", "bench-ps", "-q"); strings.Count(out, "\n") != 100 {
+			fail(fmt.Errorf("%s ps sees %d containers, want 100", filepath.Base(tool.bin), strings.Count(out, "\n")))
+		}
 	}
-	if n := strings.Count(b.out(b.compose, "-f", "hundred.yaml", "-p", "bench-ps", "ps", "-q"), "\n"); n != 100 {
-		fail(fmt.Errorf("docker compose ps sees %d containers, want 100", n))
-	}
-	for range runs {
-		psC = append(psC, b.time(b.cornus, "compose", "-f", "hundred.yaml", "-p", "bench-ps", "ps"))
-		psD = append(psD, b.time(b.compose, "-f", "hundred.yaml", "-p", "bench-ps", "ps"))
+	for i := range runs {
+		pair := []func(){
+			func() { t, _ := b.psLoaded(nil, b.cornus, "compose", "hundred.yaml", "bench-ps"); psC = append(psC, t) },
+			func() { t, _ := b.psLoaded(nil, b.compose, "", "hundred.yaml", "bench-ps"); psD = append(psD, t) },
+			func() {
+				namedC = append(namedC, b.time(b.cornus, "compose", "-f", "hundred.yaml", "-p", "bench-ps", "ps"))
+			},
+			func() { namedD = append(namedD, b.time(b.compose, "-f", "hundred.yaml", "-p", "bench-ps", "ps")) },
+		}
+		for k := range pair {
+			pair[(i+k)%len(pair)]()
+		}
 	}
 	return
+}
+
+// psLoaded times `ps` of project with file loaded, as docker compose ps
+// always loads it: the file comes on stdin (-f -) and the name from
+// COMPOSE_PROJECT_NAME, since cornus skips the load when -p or the file's
+// name: tell the name (compose.ProjectName). sub is "compose" for cornus,
+// "" for a standalone docker compose. It returns the output too.
+func (b bench) psLoaded(env []string, bin, sub, file, project string, args ...string) (time.Duration, string) {
+	f, err := os.Open(filepath.Join(b.dir, file))
+	if err != nil {
+		fail(err)
+	}
+	defer f.Close()
+	argv := append([]string{"-f", "-", "ps"}, args...)
+	if sub != "" {
+		argv = append([]string{sub}, argv...)
+	}
+	cmd := exec.Command(bin, argv...)
+	cmd.Dir, cmd.Stdin = b.dir, f
+	cmd.Env = append(append(os.Environ(), env...), "COMPOSE_PROJECT_NAME="+project)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	if err != nil {
+		fail(fmt.Errorf("COMPOSE_PROJECT_NAME=%s %s %s < %s: %v\n%s", project, filepath.Base(bin), strings.Join(argv, " "), file, err, errOut.String()))
+	}
+	return took, out.String()
 }
 
 func (b bench) time(bin string, args ...string) time.Duration {
@@ -315,8 +401,24 @@ func verdict(ratio, target float64) string {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "bench:", err)
+// failure is how fail ends the bench: a panic that main recovers, so
+// that the deferred cleanups (projects, containers, proxies, the scratch
+// directory) run on the way out, as they do when it ends well.
+type failure struct{ err error }
+
+func fail(err error) { panic(failure{err}) }
+
+// exitOnFailure, deferred first in main, prints a failure and exits 1.
+func exitOnFailure() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	f, ok := r.(failure)
+	if !ok {
+		panic(r)
+	}
+	fmt.Fprintln(os.Stderr, "bench:", f.err)
 	os.Exit(1)
 }
 

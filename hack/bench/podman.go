@@ -44,7 +44,9 @@ func podmanClient(sock string) *http.Client {
 // podmanRows times up -d, ps and down of the 10-service project with
 // cornus on the podman backend against podman-compose (Debian's 1.0.3,
 // which drives the podman CLI, here in remote mode) on the same podman
-// service, in the same run, alternating which goes first.
+// service, in the same run, alternating which goes first. Both load the
+// Compose file for ps (podman-compose always does); after each up, podman
+// must run all ten containers.
 func (b bench) podmanRows(image, sock string, runs int) {
 	pc, err := exec.LookPath("podman-compose")
 	if err != nil {
@@ -71,6 +73,8 @@ func (b bench) podmanRows(image, sock string, runs int) {
 	peerNet := func() { b.removePodmanNetwork(sock, "bench-pc_default") }
 	peerNet()
 	defer peerNet()
+	defer b.bestEffort(peerEnv, pc, "-f", "ten.yaml", "-p", "bench-pc", "down")
+	defer b.bestEffort(env, b.cornus, "compose", "-f", "ten.yaml", "-p", "bench-pm", "down")
 	// Warm both (image, networks, page cache), then clean.
 	cornus("up", "-d")
 	cornus("down")
@@ -81,7 +85,8 @@ func (b bench) podmanRows(image, sock string, runs int) {
 		func() {
 			upC = append(upC, cornus("up", "-d"))
 			b.expectPodman(sock, "bench-pm", 10)
-			psC = append(psC, cornus("ps"))
+			t, _ := b.psLoaded(env, b.cornus, "compose", "ten.yaml", "bench-pm")
+			psC = append(psC, t)
 			downC = append(downC, cornus("down"))
 		},
 		func() {

@@ -35,16 +35,22 @@ func (b bench) serveRows(image string, runs int) {
 		b.mustEnv(env, b.cornus, append([]string{"compose", "--progress", "quiet", "-f", "ten.yaml", "-p", project}, verb...)...)
 		return time.Since(start)
 	}
+	defer b.bestEffort(nil, b.cornus, "compose", "-f", "ten.yaml", "-p", "bench-local", "down", "-t", "1")
+	defer b.bestEffort(remote, b.cornus, "compose", "-f", "ten.yaml", "-p", "bench-srv", "down", "-t", "1")
 	ten(remote, "bench-srv", "up", "-d")
 	ten(remote, "bench-srv", "down", "-t", "1")
+	docker := unixClient(b.docker)
+	api := apiVersion(docker)
 	var upS, downS, upL, downL []time.Duration
 	for i := range runs {
 		remoteRun := func() {
 			upS = append(upS, ten(remote, "bench-srv", "up", "-d"))
+			expectRunning("up -d through cornus serve", runningOnDockerd(docker, api, "bench-srv"), 10)
 			downS = append(downS, ten(remote, "bench-srv", "down", "-t", "1"))
 		}
 		localRun := func() {
 			upL = append(upL, ten(nil, "bench-local", "up", "-d"))
+			expectRunning("local up -d", runningOnDockerd(docker, api, "bench-local"), 10)
 			downL = append(downL, ten(nil, "bench-local", "down", "-t", "1"))
 		}
 		if i%2 == 0 {

@@ -96,6 +96,15 @@ func (f floor) namesOf(project string) map[string]string {
 	return out
 }
 
+// bestEffort runs a cleanup (a down that may find nothing left) and
+// ignores how it ends: deferred, it must not hide the failure that ended
+// the bench.
+func (b bench) bestEffort(env []string, bin string, args ...string) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = b.dir, append(os.Environ(), env...)
+	_ = cmd.Run()
+}
+
 // mustEnv runs a tool with extra environment (later entries win).
 func (b bench) mustEnv(env []string, bin string, args ...string) {
 	cmd := exec.Command(bin, args...)

@@ -21,6 +21,10 @@ import (
 
 const network = "bench-floor_default"
 
+// Filter is the containerd filter that finds the floor's containers: a
+// ps of the floor lists them by it.
+const Filter = `labels."cornus.bench"=="floor"`
+
 // Floor makes n containers the cheapest way containerd and CNI allow: a
 // network once, then per container at once a namespace, a CNI ADD, a
 // container with a new snapshot, a task and its start — no monitors,
@@ -77,6 +81,7 @@ func (f *Floor) Up() ([]string, error) {
 			return err
 		}
 		ctr, err := f.cli.NewContainer(ctx, id, client.WithImage(f.image), client.WithNewSnapshot(id, f.image),
+			client.WithContainerLabels(map[string]string{"cornus.bench": "floor"}),
 			client.WithNewSpec(oci.WithImageConfig(f.image),
 				oci.WithProcessArgs("sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done"),
 				oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netns})))
