@@ -30,23 +30,34 @@ type client struct {
 	socket  string
 	project string
 	http    *http.Client
+	ws      *http.Client // dials websockets (see hangupConn)
 }
 
 func newClient(socket, project string) *client {
 	c := &client{socket: socket, project: project}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, "unix", socket)
-			if err != nil {
-				return nil, &unreachableError{socket: socket, err: err}
-			}
-			return conn, nil
-		},
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", socket)
+		if err != nil {
+			return nil, &unreachableError{socket: socket, err: err}
+		}
+		return conn, nil
+	}
+	c.http = &http.Client{Transport: &http.Transport{
+		DialContext:         dial,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
-	}
-	c.http = &http.Client{Transport: tr}
+	}}
+	c.ws = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &hangupConn{Conn: conn}, nil
+		},
+		DisableKeepAlives: true, // each is hijacked as a websocket
+	}}
 	return c
 }
 
@@ -285,7 +296,7 @@ func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket
 	if c.project != "" && c.project != "default" {
 		u += "&project=" + url.QueryEscape(c.project)
 	}
-	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.http})
+	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.ws})
 	if err != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
