@@ -285,12 +285,12 @@ func classify(status int, msg string) error {
 	return errdefs.ErrUnknown
 }
 
-// websocket opens one of an operation's websockets.
-// errOperationGone: the operation ended before one of its websockets
-// connected. Incus gives an exec a few seconds to have all of them
-// connected and runs the command only then, so the command never ran.
-var errOperationGone = errors.New("the operation ended before its websockets connected")
+// errOperationGone: an operation's websocket could not be connected
+// because the operation is no longer running (Incus answers 404 once it
+// dropped it, 500 "Only running operations can be connected" before).
+var errOperationGone = errors.New("the operation is no longer running")
 
+// websocket opens one of an operation's websockets.
 func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket.Conn, error) {
 	u := "ws://incus/1.0/operations/" + url.PathEscape(opID) + "/websocket?secret=" + url.QueryEscape(secret)
 	if c.project != "" && c.project != "default" {
@@ -298,13 +298,14 @@ func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket
 	}
 	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.ws})
 	if err != nil {
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close()
+		if resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusInternalServerError) {
+			msg := resp.Status
+			if resp.Body != nil {
+				msg = apiError(resp).Error()
+			}
+			return nil, fmt.Errorf("websocket of operation %s: %s: %w", opID, msg, errOperationGone)
 		}
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return nil, fmt.Errorf("exec websocket of operation %s: %w", opID, errOperationGone)
-		}
-		return nil, fmt.Errorf("exec websocket: %w", c.transportError(ctx, err))
+		return nil, fmt.Errorf("websocket of operation %s: %w", opID, c.transportError(ctx, err))
 	}
 	conn.SetReadLimit(-1)
 	return conn, nil
