@@ -192,12 +192,21 @@ func (c *client) start(ctx context.Context, r request) (operation, error) {
 	return op, nil
 }
 
+// errOperationDropped: the operation was not found when waited for.
+// Incus forgets an operation 5 s after it ended, so a wait that comes
+// later (a loaded host) cannot tell how it ended; the caller reads the
+// outcome from the object's state. The error is also errdefs.NotFound.
+var errOperationDropped = errors.New("incus dropped the operation (it ended over 5 s before the wait)")
+
 // wait waits for an operation to end; a failed one is an error with its
 // message, classed like an API error.
 func (c *client) wait(ctx context.Context, id string) (operation, error) {
 	for {
 		var op operation
 		err := c.call(ctx, request{method: "GET", path: "/1.0/operations/" + url.PathEscape(id) + "/wait", query: url.Values{"timeout": {"-1"}}}, &op)
+		if errdefs.IsNotFound(err) {
+			return op, fmt.Errorf("operation %s: %w (%w)", id, errOperationDropped, err)
+		}
 		if err != nil {
 			return op, err
 		}
