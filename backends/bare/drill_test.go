@@ -315,10 +315,26 @@ func TestProbesLeaveNoZombies(t *testing.T) {
 	if err := b.Start(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
-	r, _ := b.records.Read(c.ID)
-	if h := r.State.Health; h == nil || h.Status != "healthy" {
-		t.Fatalf("health %+v", h)
+	// Healthy, and enough probes run (each leaves runc's intermediate
+	// processes behind) for zombies to pile up without the reaper.
+	const probes = 20
+	seen := map[time.Time]bool{}
+	var r monitor.Record
+	for deadline := time.Now().Add(time.Minute); ; {
+		r, _ = b.records.Read(c.ID)
+		h := r.State.Health
+		if h != nil {
+			for _, p := range h.Log {
+				seen[p.Start] = true
+			}
+		}
+		if h != nil && h.Status == "healthy" && len(seen) >= probes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute: health %+v, %d probes seen (want healthy and %d)", h, len(seen), probes)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	// Stats come from the container's cgroups.
 	if st, err := b.Stats(ctx, c.ID); err != nil || st.Pids == 0 || st.MemoryUsage == 0 || st.CPUTotal == 0 {
