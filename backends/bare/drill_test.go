@@ -219,8 +219,17 @@ func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
 	}
 	defer lock.Close()
 	r := killMonitor(t, b, c.ID)
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		t.Fatalf("take the dead monitor's lock: %v", err)
+	// The killed monitor's lock may outlive its zombie for a moment (what
+	// this test is about): take it once it is free.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			t.Fatalf("take the dead monitor's lock: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
