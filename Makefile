@@ -3,14 +3,12 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VERSION)
-# Fuzzing runs a count of inputs per target (about 30 s each on this
-# machine under load), not a duration: Go 1.26's fuzz coordinator can fail a
-# duration run with a spurious "context deadline exceeded" at its end
-# (golang/go#75804, fixed in 1.27). FUZZTIME=2m (or 1000000x) overrides all.
+# Fuzzing runs each target for a fixed count of inputs (scripts/test.sh);
+# FUZZTIME=2m (or 1000000x) overrides all.
 FUZZTIME ?=
 export CGO_ENABLED := 0
 
-.PHONY: help build setup test check unit e2e-backends e2e-lane-node e2e-lane-cluster fuzz demo bench scale clean
+.PHONY: help build setup test check unit e2e-backends fuzz demo bench scale clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -21,35 +19,24 @@ build: ## build the static binary into bin/cornus
 setup: ## install and start what tests and the demo need (docker.io, busybox-static)
 	scripts/setup.sh
 
-test: check setup unit e2e-backends fuzz ## everything CI runs (.ci/run)
+# Each stage runs even when another failed; the summary lists every
+# stage's result, time and failing tests (logs in bin/test-logs).
+TESTSH = GO='$(GO)' FUZZTIME='$(FUZZTIME)' scripts/test.sh
+
+test: ## everything CI runs (.ci/run): check, setup, unit, e2e-backends, fuzz
+	@$(TESTSH)
 
 check: ## gofmt and go vet
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	@$(TESTSH) check
 
 unit: ## unit, golden and daemon tests
-	$(GO) test -count=1 ./...
+	@$(TESTSH) unit
 
 e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on each other backend, two lanes at once
-	@# Each lane drives daemons of its own; containerd and bare share CNI's
-	@# address space, so they share a lane. A lane's output shows when it ends.
-	$(MAKE) --no-print-directory -j2 --output-sync=target e2e-lane-node e2e-lane-cluster
-
-e2e-lane-node:
-	CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock $(GO) test -count=1 ./e2e
-	CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock $(GO) test -count=1 ./e2e
-	CORNUS_DEPLOY_BACKEND=bare $(GO) test -count=1 ./e2e
-
-e2e-lane-cluster:
-	CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig $(GO) test -count=1 ./e2e
-	CORNUS_DEPLOY_BACKEND=incus $(GO) test -count=1 ./e2e
+	@$(TESTSH) e2e
 
 fuzz: ## run every fuzz target (a fixed count of inputs each; FUZZTIME overrides)
-	$(GO) test ./spec -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(or $(FUZZTIME),300000x)
-	$(GO) test ./compose -run '^$$' -fuzz '^FuzzStandardizeJSONC$$' -fuzztime $(or $(FUZZTIME),300000x)
-	$(GO) test ./translate -run '^$$' -fuzz '^FuzzComposeToSpec$$' -fuzztime $(or $(FUZZTIME),20000x)
-	$(GO) test ./caretaker/mount/export -run '^$$' -fuzz '^FuzzNames$$' -fuzztime $(or $(FUZZTIME),80000x)
-	$(GO) test ./egress -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(or $(FUZZTIME),200000x)
+	@$(TESTSH) fuzz
 
 demo: build ## bring the example project up on the default backend (sets up dockerd only)
 	scripts/setup.sh demo

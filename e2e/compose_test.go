@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"github.com/cornus-dev/cornus/internal/testnet"
@@ -118,13 +119,10 @@ func TestComposeLifecycle(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^app-1 +\| app-tick$`).MatchString(logs) {
 		t.Errorf("logs:\n%s", logs)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	follow := exec.CommandContext(ctx, cornusBin, "compose", "logs", "-f", "--tail", "0", "app")
-	follow.Dir, follow.Env = p.dir, p.env
-	streamed, _ := follow.Output()
-	if strings.Count(string(streamed), "app-tick") < 2 {
-		t.Errorf("logs -f streamed %q", streamed)
+	// Two new ticks (0.3 s apart) must stream while -f runs; the bound
+	// is for a loaded host.
+	if streamed, ok := followTicks(t, p, 2, time.Minute); !ok {
+		t.Errorf("logs -f streamed %q, want two app-tick lines", streamed)
 	}
 
 	// exec: output and exit code propagate.
@@ -199,4 +197,34 @@ services:
 	if code == 0 || !strings.Contains(errOut, "dependency db is crash-looping") || !strings.Contains(errOut, "cannot open database") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
+}
+
+// followTicks runs `compose logs -f --tail 0 app` until it has streamed n
+// app-tick lines or within has passed, then interrupts it; it returns
+// what streamed and whether the n lines came.
+func followTicks(t *testing.T, p *project, n int, within time.Duration) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	follow := exec.CommandContext(ctx, cornusBin, "compose", "logs", "-f", "--tail", "0", "app")
+	follow.Dir, follow.Env = p.dir, p.env
+	out, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var streamed strings.Builder
+	ticks := 0
+	sc := bufio.NewScanner(out)
+	for ticks < n && sc.Scan() {
+		streamed.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "app-tick") {
+			ticks++
+		}
+	}
+	cancel()
+	_ = follow.Wait()
+	return streamed.String(), ticks >= n
 }

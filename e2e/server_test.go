@@ -151,7 +151,9 @@ func TestServerCompose(t *testing.T) {
 }
 
 // Killing the client that holds a deployment's session removes the
-// deployment within 5 s; a server killed mid-session removes, when it
+// deployment promptly (the server sees the connection end and tears
+// down with a 2 s grace: a few seconds; the bound is 30 s for loaded
+// hosts); a server killed mid-session removes, when it
 // starts again, the deployments of sessions that died with it and keeps
 // detached ones.
 func TestServerSessionDrills(t *testing.T) {
@@ -170,7 +172,7 @@ func TestServerSessionDrills(t *testing.T) {
 	}
 	start := time.Now()
 	for c, _, _ := leftovers(t, b, p.name); c > 0; c, _, _ = leftovers(t, b, p.name) {
-		if time.Since(start) > 5*time.Second {
+		if time.Since(start) > 30*time.Second {
 			t.Fatalf("%d containers still there %v after the client was killed", c, time.Since(start))
 		}
 		time.Sleep(100 * time.Millisecond)

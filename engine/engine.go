@@ -8,6 +8,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/hostpolicy"
+	"github.com/cornus-dev/cornus/internal/hostlock"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -74,7 +75,7 @@ func New(b backends.Backend, opts ...Option) *Engine {
 		c.progress = progress.Discard
 	}
 	if c.lockDir == "" {
-		c.lockDir = defaultLockDir(c.environ, os.Geteuid())
+		c.lockDir = hostlock.DefaultDir(c.environ, os.Geteuid())
 	}
 	policy := hostpolicy.FromEnv(c.environ, "")
 	if c.policy != nil {

@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-	"time"
 
+	"github.com/cornus-dev/cornus/internal/hostlock"
 	"github.com/cornus-dev/cornus/progress"
 )
 
@@ -35,139 +30,29 @@ func (e *LockedError) Unwrap() error { return e.Err }
 // Conflict makes errdefs.IsConflict true.
 func (e *LockedError) Conflict() {}
 
-// defaultLockDir is one fixed place per user, whatever TMPDIR says, so that
-// every cornus of that user on the host sees the same locks.
-func defaultLockDir(environ []string, euid int) string {
-	if euid == 0 {
-		return "/run/cornus/locks"
-	}
-	runtimeDir, ok := "", false
-	for _, kv := range environ {
-		if v, found := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); found {
-			runtimeDir, ok = v, true
-		}
-	}
-	if !ok && environ == nil {
-		runtimeDir = os.Getenv("XDG_RUNTIME_DIR")
-	}
-	if filepath.IsAbs(runtimeDir) {
-		return filepath.Join(runtimeDir, "cornus", "locks")
-	}
-	return filepath.Join("/tmp", "cornus-"+strconv.Itoa(euid), "locks")
-}
-
 // lockProject serializes applies and teardowns of one project across
 // processes (two `up`s racing would otherwise create duplicate networks:
 // dockerd's duplicate-name check is not atomic). It waits while another
 // cornus holds the lock, until ctx ends. It returns the unlock.
-//
-// A lock file lives only while it is held: the holder removes it before
-// unlocking, and one left by a crashed holder (its flock is free) is taken
-// over and removed by the next. Because a file may be unlinked between our
-// open and our flock, a lock counts only if the path still names the
-// inode we locked.
 func (e *Engine) lockProject(ctx context.Context, project string) (func(), error) {
-	if err := ensureLockDir(e.lockDir); err != nil {
+	waited := false
+	unlock, err := hostlock.Lock(ctx, e.lockDir, e.b.Name()+"-"+project+".lock", func(pid int) {
+		waited = true
+		text := "another cornus is working on it"
+		if pid > 0 {
+			text = fmt.Sprintf("another cornus (pid %d) is working on it", pid)
+		}
+		e.progressOf(ctx).Event(progress.Event{Kind: "Project", ID: project, Status: "Waiting", Text: text})
+	})
+	var held *hostlock.HeldError
+	if errors.As(err, &held) {
+		return nil, &LockedError{Project: project, PID: held.PID, Err: held.Err}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("lock project %s: %w", project, err)
 	}
-	path := filepath.Join(e.lockDir, e.b.Name()+"-"+project+".lock")
-	waiting := false
-	for {
-		f, err := tryLock(path)
-		switch {
-		case err == nil:
-			// The holder's pid tells a waiting cornus whom it waits for.
-			_ = f.Truncate(0)
-			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			if waiting {
-				e.progressOf(ctx).Event(progress.Event{Kind: "Project", ID: project, Status: "Locked", Done: true})
-			}
-			return func() {
-				_ = os.Remove(path) // while locked: nobody can hold it meanwhile
-				_ = f.Close()       // releases the flock
-			}, nil
-		case errors.Is(err, errUnlinked):
-			continue // the holder removed it just now: try the new file
-		case !errors.Is(err, syscall.EWOULDBLOCK):
-			return nil, fmt.Errorf("lock project %s: %w", project, err)
-		}
-		pid := holderPID(path)
-		if !waiting {
-			waiting = true
-			text := "another cornus is working on it"
-			if pid > 0 {
-				text = fmt.Sprintf("another cornus (pid %d) is working on it", pid)
-			}
-			e.progressOf(ctx).Event(progress.Event{Kind: "Project", ID: project, Status: "Waiting", Text: text})
-		}
-		select {
-		case <-ctx.Done():
-			return nil, &LockedError{Project: project, PID: pid, Err: ctx.Err()}
-		case <-time.After(100 * time.Millisecond):
-		}
+	if waited {
+		e.progressOf(ctx).Event(progress.Event{Kind: "Project", ID: project, Status: "Locked", Done: true})
 	}
-}
-
-// errUnlinked means the file was locked after its holder removed it.
-var errUnlinked = errors.New("lock file was removed")
-
-// tryLock opens and flocks path without blocking: EWOULDBLOCK when held.
-func tryLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := lockOpened(f, path); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// lockOpened flocks f, opened at path, and checks path still names it: a
-// lock on a file its holder unlinked after we opened it excludes nobody
-// who opens the path now.
-func lockOpened(f *os.File, path string) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return err
-	}
-	held, err1 := f.Stat()
-	named, err2 := os.Stat(path)
-	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return errUnlinked
-	}
-	return nil
-}
-
-// holderPID reads the pid the lock's holder wrote (0 if none yet).
-func holderPID(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
-}
-
-// ensureLockDir creates dir and refuses one someone else could tamper
-// with: a lock in a directory another user can write is no lock.
-func ensureLockDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir():
-		return fmt.Errorf("lock directory %s is not a directory", dir)
-	case ok && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("lock directory %s belongs to uid %d, not you (%d): remove it or set another", dir, st.Uid, os.Geteuid())
-	case fi.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("lock directory %s is writable by others (%v): chmod 700 it", dir, fi.Mode().Perm())
-	}
-	return nil
+	return unlock, nil
 }

@@ -27,27 +27,6 @@ func lockEngine(dir string) *Engine {
 	return &Engine{b: named{}, progress: progress.Discard, lockDir: dir}
 }
 
-// TestDefaultLockDir: the lock directory is one fixed place per user and
-// never follows TMPDIR (two runs with different TMPDIRs must meet).
-func TestDefaultLockDir(t *testing.T) {
-	cases := []struct {
-		env  []string
-		euid int
-		want string
-	}{
-		{[]string{"TMPDIR=/a", "XDG_RUNTIME_DIR=/run/user/0"}, 0, "/run/cornus/locks"},
-		{[]string{"TMPDIR=/a", "XDG_RUNTIME_DIR=/run/user/1000"}, 1000, "/run/user/1000/cornus/locks"},
-		{[]string{"TMPDIR=/b", "XDG_RUNTIME_DIR=/run/user/1000"}, 1000, "/run/user/1000/cornus/locks"},
-		{[]string{"TMPDIR=/b"}, 1000, "/tmp/cornus-1000/locks"},
-		{[]string{"XDG_RUNTIME_DIR=relative"}, 1000, "/tmp/cornus-1000/locks"},
-	}
-	for _, c := range cases {
-		if got := defaultLockDir(c.env, c.euid); got != c.want {
-			t.Errorf("defaultLockDir(%q, %d) = %s, want %s", c.env, c.euid, got, c.want)
-		}
-	}
-}
-
 // TestLockConflict: a second locker waits, and when its context ends it
 // gets an errdefs Conflict naming the project and the holder's pid — not
 // an error that reads like a daemon outage.
@@ -91,32 +70,12 @@ func TestLockFileLifetime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stale lock file was not taken over: %v", err)
 	}
-	if pid := holderPID(path); pid != os.Getpid() {
-		t.Errorf("lock file names pid %d, want ours (%d)", pid, os.Getpid())
+	if b, _ := os.ReadFile(path); string(b) != fmt.Sprintf("%d\n", os.Getpid()) {
+		t.Errorf("lock file says %q, want our pid (%d)", b, os.Getpid())
 	}
 	unlock()
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("lock file left after unlock: %v", err)
-	}
-}
-
-// TestLockUnlinkedFile: a file opened before its holder unlinked it is no
-// lock even once flocked — the classic race of removing lock files.
-func TestLockUnlinkedFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.lock")
-	holder, err := tryLock(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiter, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer waiter.Close()
-	_ = os.Remove(path)
-	_ = holder.Close()
-	if err := lockOpened(waiter, path); !errors.Is(err, errUnlinked) {
-		t.Fatalf("lock on the unlinked file: %v, want errUnlinked", err)
 	}
 }
 

@@ -297,10 +297,17 @@ func TestSweepMountsAtStart(t *testing.T) {
 	ec, mc := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = export.Serve(ctx, ec, src, export.Options{}) }()
+	served := make(chan error, 1)
+	go func() { served <- export.Serve(ctx, ec, src, export.Options{}) }()
 	fs, err := fuse.Mount(context.Background(), mc, mnt, fuse.Options{})
 	if err != nil {
-		t.Fatal(err)
+		// Mount closed its end, so the export has ended or is ending.
+		select {
+		case serr := <-served:
+			t.Fatalf("mount: %v (the export ended with: %v)", err, serr)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("mount: %v (the export is still serving)", err)
+		}
 	}
 	t.Cleanup(func() { _ = fs.Unmount() })
 	if err := sweepMounts(root); err != nil {

@@ -371,8 +371,11 @@ var cases = []testCase{
 			if c := x.one("stubborn"); c.ExitCode != 137 {
 				x.t.Fatalf("stubborn exit code %d (%s): want 137 (killed after the grace period)", c.ExitCode, c.State)
 			}
-			if took < 2*time.Second || took > 7*time.Second {
-				x.t.Fatalf("stop of a SIGTERM-ignoring app took %v: want its 2 s grace, not a runtime default", took)
+			// Below 10 s, no runtime default (10 s, Kubernetes' 30 s) was
+			// waited for, however slow the kill after the grace is (30
+			// cases stopping at once on a cluster took 7 s and more).
+			if took < 2*time.Second-100*time.Millisecond || took >= 10*time.Second {
+				x.t.Fatalf("stop of a SIGTERM-ignoring app took %v: want its 2 s grace, not a runtime default (10 s or more)", took)
 			}
 		},
 	},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,9 +142,13 @@ func TestDrillKilledMonitor(t *testing.T) {
 	if err != nil || got.State != backends.StateRunning || got.Pid != r.State.Pid {
 		t.Fatalf("after the monitor died: %s pid %d (was %d) %v %s", got.State, got.Pid, r.State.Pid, err, got.Error)
 	}
-	adopted, _ := next.records.Read(c.ID)
+	adopted, err := next.records.Read(c.ID)
 	if !monitor.Alive(adopted) || adopted.Monitor.Pid == r.Monitor.Pid {
-		t.Fatalf("no new monitor adopted it: %+v", adopted.Monitor)
+		// New discards reconcile's errors: run it again to see one.
+		lock := supervisionLock(t, next, c.ID)
+		rs, rserr := next.rt.state(ctx, c.ID)
+		t.Fatalf("no new monitor adopted it: monitor %+v alive %v (the killed one was pid %d; record read: %v), desired %s, state %+v; %s; runtime state %+v (%v); reconcile again: %v",
+			adopted.Monitor, monitor.Alive(adopted), r.Monitor.Pid, err, adopted.Desired, adopted.State, lock, rs, rserr, next.reconcile(ctx))
 	}
 	if err := answers(t, port); err != nil {
 		t.Fatalf("the adopted container stopped serving: %v", err)
@@ -169,6 +174,82 @@ func TestDrillKilledMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertGone(t, b, c.ID, r.State.Pid, r.Monitor.Pid)
+}
+
+// supervisionLock says whether a container's supervision lock is held.
+func supervisionLock(t *testing.T, b *Backend, id string) string {
+	t.Helper()
+	dir, err := b.records.Dir(id)
+	if err != nil {
+		return fmt.Sprintf("supervision lock: %v", err)
+	}
+	f, err := os.Open(filepath.Join(dir, "monitor.lock"))
+	if err != nil {
+		return fmt.Sprintf("supervision lock: %v", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return "the supervision lock is held"
+	}
+	return "the supervision lock is free"
+}
+
+// A monitor killed while its lock outlives it for a moment (a killed
+// process lets go of its files once all its threads are gone, after its
+// main thread shows as a zombie): a start then must not take the lock's
+// holder for another start and report the container supervised; it waits
+// for the lock and adopts the container once it is free.
+func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
+	b, environ := drillBackend(t)
+	ctx := context.Background()
+	port := testnet.FreePort(t)
+	c := drillContainer(t, b, "drill-dead-monitor-lock", port, "")
+	next, err := New(ctx, WithEnviron(environ)) // before the kill: its reconcile finds nothing to do
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := b.records.Dir(c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Open the lock before the kill, take it once the monitor is gone.
+	lock, err := os.Open(filepath.Join(dir, "monitor.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	r := killMonitor(t, b, c.ID)
+	// The killed monitor's lock may outlive its zombie for a moment (what
+	// this test is about): take it once it is free.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			t.Fatalf("take the dead monitor's lock: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := next.Start(short, c.ID); err == nil {
+		got, _ := next.records.Read(c.ID)
+		t.Fatalf("start while the dead monitor's lock is held reported success; monitor %+v alive %v (the killed one was pid %d)", got.Monitor, monitor.Alive(got), r.Monitor.Pid)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Start(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	adopted, _ := next.records.Read(c.ID)
+	if !monitor.Alive(adopted) || adopted.Monitor.Pid == r.Monitor.Pid {
+		t.Fatalf("no new monitor adopted it: %+v; %s", adopted.Monitor, supervisionLock(t, next, c.ID))
+	}
+	if err := answers(t, port); err != nil {
+		t.Fatalf("the adopted container stopped serving: %v", err)
+	}
 }
 
 // A simulated host reboot — monitor and container killed, the overlay
@@ -243,10 +324,26 @@ func TestProbesLeaveNoZombies(t *testing.T) {
 	if err := b.Start(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
-	r, _ := b.records.Read(c.ID)
-	if h := r.State.Health; h == nil || h.Status != "healthy" {
-		t.Fatalf("health %+v", h)
+	// Healthy, and enough probes run (each leaves runc's intermediate
+	// processes behind) for zombies to pile up without the reaper.
+	const probes = 20
+	seen := map[time.Time]bool{}
+	var r monitor.Record
+	for deadline := time.Now().Add(time.Minute); ; {
+		r, _ = b.records.Read(c.ID)
+		h := r.State.Health
+		if h != nil {
+			for _, p := range h.Log {
+				seen[p.Start] = true
+			}
+		}
+		if h != nil && h.Status == "healthy" && len(seen) >= probes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute: health %+v, %d probes seen (want healthy and %d)", h, len(seen), probes)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	// Stats come from the container's cgroups.
 	if st, err := b.Stats(ctx, c.ID); err != nil || st.Pids == 0 || st.MemoryUsage == 0 || st.CPUTotal == 0 {

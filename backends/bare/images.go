@@ -99,6 +99,11 @@ func (b *Backend) ListImages(ctx context.Context) ([]backends.Image, error) {
 // LoadImage imports a docker-archive or OCI-layout tar and unpacks its
 // layers; layers unpacked already are not unpacked again.
 func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error) {
+	unlock, err := b.images.useContent(false)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	names, err := b.images.importTar(ctx, tar)
 	if err != nil {
 		return nil, err
@@ -120,6 +125,11 @@ func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error
 // RemoveImage removes an image name, and with its last name its content
 // and the unpacked layers nothing else uses.
 func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error {
+	unlock, err := b.images.useContent(true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	all, err := b.store().All(ctx)
 	if err != nil {
 		return err
@@ -168,6 +178,11 @@ func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backe
 	if progress != nil {
 		progress(backends.PullProgress{Status: "Pulling " + ref})
 	}
+	unlock, err := b.images.useContent(false)
+	if err != nil {
+		return fmt.Errorf("pull %s: %w", ref, err)
+	}
+	defer unlock()
 	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: docker.ConfigureDefaultRegistries(docker.WithPlainHTTP(b.plainHTTP))})
 	_, desc, err := resolver.Resolve(ctx, name)
 	if err != nil {

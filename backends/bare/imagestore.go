@@ -29,8 +29,9 @@ import (
 // imageStore is the in-process image store under <data>/bare/images:
 // blobs in a containerd content store (content/), names in names.json
 // (name → manifest or index descriptor), changed under the flock on
-// names.lock so several cornus processes agree. Layers are unpacked
-// separately (snapshot.go).
+// names.lock so several cornus processes agree; content.lock keeps a
+// removal's collection apart from loads and pulls (useContent). Layers
+// are unpacked separately (snapshot.go).
 type imageStore struct {
 	dir     string
 	content content.Store
@@ -68,14 +69,36 @@ type resolved struct {
 
 // lock takes the names lock; the returned func releases it.
 func (s *imageStore) lock() (func(), error) {
+	return s.flock("names.lock", syscall.LOCK_EX)
+}
+
+// useContent takes the content lock: shared by loads and pulls for their
+// whole run, since they write blobs (and unpack layers) before a name
+// reaches them; exclusive by a removal, whose collection deletes what no
+// name reaches. Take it before the names lock.
+func (s *imageStore) useContent(exclusive bool) (func(), error) {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	unlock, err := s.flock("content.lock", how)
+	if err != nil {
+		return nil, fmt.Errorf("image store: %w", err)
+	}
+	return unlock, nil
+}
+
+// flock takes a flock on a file of the store (several cornus processes
+// share it); the returned func releases it.
+func (s *imageStore) flock(name string, how int) (func(), error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, "names.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -36,12 +36,33 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	_, err = monitor.Spawn(ctx, monitor.SpawnOptions{
-		Store: b.records, Record: b.newRecord(st), Path: exe,
-		Args: append(append([]string{}, MonitorCommand...), st.ID), Env: b.cfg.environ,
-	})
-	if errdefs.IsConflict(err) {
-		return b.awaitStarted(ctx, st) // another start won the race
+	began := time.Now()
+	for {
+		_, err = monitor.Spawn(ctx, monitor.SpawnOptions{
+			Store: b.records, Record: b.newRecord(st), Path: exe,
+			Args: append(append([]string{}, MonitorCommand...), st.ID), Env: b.cfg.environ,
+		})
+		if !errdefs.IsConflict(err) {
+			break
+		}
+		// The supervision lock is held. By another start (its record says
+		// created, or its monitor lives): wait for it. By the monitor that
+		// died, which the record still names: a killed process's lock is
+		// let go only once all its threads are gone, a moment after its
+		// main thread shows as a zombie. Spawn again then: nothing else
+		// will supervise the container.
+		r := b.store().RecordOf(st.ID)
+		if r.Final() || r.State.Status == monitor.StatusCreated || monitor.Alive(r) {
+			return b.awaitStarted(ctx, st)
+		}
+		if time.Since(began) > spawnPatience {
+			return fmt.Errorf("start container %s: its dead monitor (pid %d) still holds the supervision lock: %w", st.Name, r.Monitor.Pid, errdefs.ErrUnavailable)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start container %s: waiting for its dead monitor's supervision lock: %w", st.Name, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", st.Name, err)

@@ -3,6 +3,7 @@ package dockerhost
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/hostlock"
 )
 
 // Name is the backend's name in the registry and in warnings.
@@ -31,8 +33,11 @@ type Backend struct {
 	api  string // negotiated API version, e.g. "1.41"
 
 	// ensureMu serialises EnsureNetwork/EnsureVolume within this process;
-	// the label re-check after creation covers other processes.
+	// network creations also take the host lock (networkLock) for other
+	// processes, and the label re-check after creation covers the rest
+	// (another host's cornus, docker compose).
 	ensureMu sync.Mutex
+	lockDir  string // of hostlock
 }
 
 var (
@@ -85,7 +90,11 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 		return nil, fmt.Errorf("docker daemon at %s is unreachable (start it with `dockerd &` or scripts/dockerd.sh, or point %s or %s at a running daemon): %w: %w",
 			host, EnvDockerHost, EnvDockerSock, errdefs.ErrUnavailable, err)
 	}
-	return &Backend{cli: cli, host: host, api: cli.ClientVersion()}, nil
+	environ := c.environ
+	if environ == nil {
+		environ = []string{} // never the process's
+	}
+	return &Backend{cli: cli, host: host, api: cli.ClientVersion(), lockDir: hostlock.DefaultDir(environ, os.Geteuid())}, nil
 }
 
 // HostFromEnv picks the Docker host: DOCKER_HOST, else CORNUS_DOCKER_SOCK

@@ -6,7 +6,8 @@
 // CORNUS_DOCKER_SOCK as a path or unix:// URL, else
 // /var/run/docker.sock) and the *Backend methods of backends.Backend plus
 // every optional feature (backends.AllFeatures). Create bodies come from
-// enginecreate.FromSpec. It imports backends, enginecreate and spec only;
+// enginecreate.FromSpec. It imports backends, enginecreate, spec and
+// internal/hostlock only;
 // never the engine or the CLI, and it never shells out to the docker CLI.
 //
 // # Capability matrix
@@ -37,8 +38,10 @@
 //     its Health field is newer;
 //   - network names: the daemon does not check duplicates for this
 //     client (no CheckDuplicate) and never atomically, so EnsureNetwork
-//     looks networks up by labels, and after creating one re-lists and
-//     keeps the oldest of concurrent twins (removing its own otherwise).
+//     creates under a host lock per daemon (internal/hostlock: every
+//     cornus process of the user), looks networks up by labels, and after
+//     creating one re-lists and keeps the oldest of concurrent twins made
+//     by others (removing its own otherwise).
 //
 // Events confirms a subscription (EventOptions.Subscribed) once dockerd
 // answered GET /events — seen by a client response hook, since the moby

@@ -2,6 +2,8 @@ package dockerhost
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -14,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/hostlock"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -42,6 +45,11 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	}
 	b.ensureMu.Lock()
 	defer b.ensureMu.Unlock()
+	unlock, err := hostlock.Lock(ctx, b.lockDir, b.networkLock(), nil)
+	if err != nil {
+		return backends.Network{}, fmt.Errorf("ensure network %s: wait for another cornus creating networks on %s: %w", name, b.host, err)
+	}
+	defer unlock()
 
 	// Found by docker compose's labels (cornus writes both families), so a
 	// network docker compose created for the project is the same network.
@@ -108,6 +116,15 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 		return b.inspectNetwork(ctx, winner.ID)
 	}
 	return b.inspectNetwork(ctx, created.ID)
+}
+
+// networkLock names the host lock network creations on this daemon take:
+// dockerd's duplicate-name check is not atomic, and concurrent creations
+// of one network by several processes made twins that the label re-check
+// did not always catch.
+func (b *Backend) networkLock() string {
+	sum := sha256.Sum256([]byte(b.host))
+	return "dockerhost-networks-" + hex.EncodeToString(sum[:6]) + ".lock"
 }
 
 // awaitNetwork polls for the network labelled identity for up to wait.

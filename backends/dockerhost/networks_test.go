@@ -2,6 +2,7 @@ package dockerhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/hostlock"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -297,5 +299,35 @@ func TestEnsureNetworkConcurrentDistinct(t *testing.T) {
 	list, err := b.ListNetworks(testContext(t), backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}})
 	if err != nil || len(list) != n {
 		t.Fatalf("want %d networks, got %d (%v)", n, len(list), err)
+	}
+}
+
+// Locks down a flake of TestEnsureNetworkConcurrent (two networks for
+// one): network creations on a daemon take a host lock that every cornus
+// process shares. While another holds it, EnsureNetwork creates nothing
+// and gives up when its context ends; once it is free, it creates.
+func TestEnsureNetworkWaitsForHostLock(t *testing.T) {
+	b := newTestBackend(t)
+	project := unique(t, "hostlock")
+	labels := map[string]string{backends.LabelProject: project, backends.LabelNetwork: "default"}
+	cleanupNetwork(t, b, labels)
+	unlock, err := hostlock.Lock(testContext(t), b.lockDir, b.networkLock(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { unlock() }()
+	ns := backends.NetworkSpec{Project: project, Key: "default", Network: spec.Network{Name: project + "_default"}}
+	ctx, cancel := context.WithTimeout(testContext(t), 2*time.Second)
+	defer cancel()
+	if _, err := b.EnsureNetwork(ctx, ns); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("EnsureNetwork while another holds the host lock: %v, want it to wait until its context ends", err)
+	}
+	if list, _ := b.ListNetworks(testContext(t), backends.ListOptions{Labels: labels}); len(list) != 0 {
+		t.Fatalf("a network was created while another held the host lock: %+v", list)
+	}
+	unlock()
+	unlock = func() {}
+	if _, err := b.EnsureNetwork(testContext(t), ns); err != nil {
+		t.Fatalf("EnsureNetwork once the lock is free: %v", err)
 	}
 }

@@ -78,6 +78,7 @@ func (b *Backend) Name() string { return Name }
 // Close releases idle connections.
 func (b *Backend) Close() error {
 	b.cli.http.CloseIdleConnections()
+	b.cli.ws.CloseIdleConnections()
 	return nil
 }
 

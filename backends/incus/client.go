@@ -30,23 +30,34 @@ type client struct {
 	socket  string
 	project string
 	http    *http.Client
+	ws      *http.Client // dials websockets (see hangupConn)
 }
 
 func newClient(socket, project string) *client {
 	c := &client{socket: socket, project: project}
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, "unix", socket)
-			if err != nil {
-				return nil, &unreachableError{socket: socket, err: err}
-			}
-			return conn, nil
-		},
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", socket)
+		if err != nil {
+			return nil, &unreachableError{socket: socket, err: err}
+		}
+		return conn, nil
+	}
+	c.http = &http.Client{Transport: &http.Transport{
+		DialContext:         dial,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
-	}
-	c.http = &http.Client{Transport: tr}
+	}}
+	c.ws = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &hangupConn{Conn: conn}, nil
+		},
+		DisableKeepAlives: true, // each is hijacked as a websocket
+	}}
 	return c
 }
 
@@ -181,12 +192,21 @@ func (c *client) start(ctx context.Context, r request) (operation, error) {
 	return op, nil
 }
 
+// errOperationDropped: the operation was not found when waited for.
+// Incus forgets an operation 5 s after it ended, so a wait that comes
+// later (a loaded host) cannot tell how it ended; the caller reads the
+// outcome from the object's state. The error is also errdefs.NotFound.
+var errOperationDropped = errors.New("incus dropped the operation (it ended over 5 s before the wait)")
+
 // wait waits for an operation to end; a failed one is an error with its
 // message, classed like an API error.
 func (c *client) wait(ctx context.Context, id string) (operation, error) {
 	for {
 		var op operation
 		err := c.call(ctx, request{method: "GET", path: "/1.0/operations/" + url.PathEscape(id) + "/wait", query: url.Values{"timeout": {"-1"}}}, &op)
+		if errdefs.IsNotFound(err) {
+			return op, fmt.Errorf("operation %s: %w (%w)", id, errOperationDropped, err)
+		}
 		if err != nil {
 			return op, err
 		}
@@ -274,26 +294,27 @@ func classify(status int, msg string) error {
 	return errdefs.ErrUnknown
 }
 
-// websocket opens one of an operation's websockets.
-// errOperationGone: the operation ended before one of its websockets
-// connected. Incus gives an exec a few seconds to have all of them
-// connected and runs the command only then, so the command never ran.
-var errOperationGone = errors.New("the operation ended before its websockets connected")
+// errOperationGone: an operation's websocket could not be connected
+// because the operation is no longer running (Incus answers 404 once it
+// dropped it, 500 "Only running operations can be connected" before).
+var errOperationGone = errors.New("the operation is no longer running")
 
+// websocket opens one of an operation's websockets.
 func (c *client) websocket(ctx context.Context, opID, secret string) (*websocket.Conn, error) {
 	u := "ws://incus/1.0/operations/" + url.PathEscape(opID) + "/websocket?secret=" + url.QueryEscape(secret)
 	if c.project != "" && c.project != "default" {
 		u += "&project=" + url.QueryEscape(c.project)
 	}
-	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.http})
+	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: c.ws})
 	if err != nil {
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close()
+		if resp != nil && (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusInternalServerError) {
+			msg := resp.Status
+			if resp.Body != nil {
+				msg = apiError(resp).Error()
+			}
+			return nil, fmt.Errorf("websocket of operation %s: %s: %w", opID, msg, errOperationGone)
 		}
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return nil, fmt.Errorf("exec websocket of operation %s: %w", opID, errOperationGone)
-		}
-		return nil, fmt.Errorf("exec websocket: %w", c.transportError(ctx, err))
+		return nil, fmt.Errorf("websocket of operation %s: %w", opID, c.transportError(ctx, err))
 	}
 	conn.SetReadLimit(-1)
 	return conn, nil

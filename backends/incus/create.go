@@ -109,7 +109,7 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 	if err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
-	if err := b.cli.call(ctx, request{method: "POST", path: "/1.0/instances", body: body}, nil); err != nil {
+	if err := b.createInstance(ctx, name, body); err != nil {
 		if errdefs.IsConflict(err) && strings.Contains(err.Error(), "ipv4") {
 			err = fmt.Errorf("an address was taken meanwhile, try again: %w", err)
 		}
@@ -125,6 +125,20 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 	}
 	b.event("create", inst)
 	return b.containerOf(inst, false), nil
+}
+
+// createInstance creates instance name from body and waits for it. When
+// Incus dropped the finished operation before the wait, the outcome is the
+// instance's existence.
+func (b *Backend) createInstance(ctx context.Context, name string, body any) error {
+	err := b.cli.call(ctx, request{method: "POST", path: "/1.0/instances", body: body}, nil)
+	if !errors.Is(err, errOperationDropped) {
+		return err
+	}
+	if _, gerr := b.getInstance(ctx, name); gerr != nil {
+		return fmt.Errorf("%w; the instance is not there: %w", err, gerr)
+	}
+	return nil
 }
 
 // argv is the main process: Docker's rule for entrypoint and command over

@@ -96,7 +96,8 @@ func initPathOf(in instance) (string, error) {
 
 // execOp starts an exec operation, wires its websockets to s and returns
 // the exit code. An operation that ended before its websockets connected
-// (a loaded host) never ran its command: it is started again.
+// (Incus gives them 10 s; a loaded host) never ran its command: it is
+// started again.
 func (b *Backend) execOp(ctx context.Context, name string, post execPost, s streams) (int, error) {
 	for attempt := 1; ; attempt++ {
 		code, err := b.execOnce(ctx, name, post, s)
@@ -117,23 +118,14 @@ func (b *Backend) execOnce(ctx context.Context, name string, post execPost, s st
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	conns := map[string]*websocket.Conn{}
+	conns, err := b.dialExec(wctx, op.ID, meta.Fds, post.Interactive)
 	defer func() {
 		for _, c := range conns {
 			c.CloseNow()
 		}
 	}()
-	// Incus starts the command once every websocket is connected.
-	for _, fd := range []string{"control", "0", "1", "2"} {
-		secret, ok := meta.Fds[fd]
-		if !ok {
-			continue
-		}
-		c, err := b.cli.websocket(wctx, op.ID, secret)
-		if err != nil {
-			return -1, fmt.Errorf("exec in container %s: %w", name, err)
-		}
-		conns[fd] = c
+	if err != nil {
+		return -1, fmt.Errorf("exec in container %s: %w", name, err)
 	}
 	if s.started != nil {
 		s.started(op.ID)
@@ -186,6 +178,53 @@ func (b *Backend) execOnce(ctx context.Context, name string, post execPost, s st
 		return -1, fmt.Errorf("exec in container %s: incus reported no exit code: %w", name, errdefs.ErrUnknown)
 	}
 	return *res.Return, nil
+}
+
+// dialExec connects an exec operation's websockets, all at once: Incus
+// fails the exec when they are not all connected within 10 s, and dials
+// one after another on a loaded host took longer. It returns what it
+// connected, also on error. The error is errOperationGone only when a
+// websocket the command waits for (all but control, unless interactive)
+// could not be connected because the operation ended: the command then
+// never ran.
+func (b *Backend) dialExec(ctx context.Context, opID string, fds map[string]string, interactive bool) (map[string]*websocket.Conn, error) {
+	type dialed struct {
+		fd   string
+		conn *websocket.Conn
+		err  error
+	}
+	results := make(chan dialed, 4)
+	n := 0
+	for _, fd := range []string{"control", "0", "1", "2"} {
+		if secret, ok := fds[fd]; ok {
+			n++
+			go func() {
+				c, err := b.cli.websocket(ctx, opID, secret)
+				results <- dialed{fd, c, err}
+			}()
+		}
+	}
+	conns := map[string]*websocket.Conn{}
+	var gone, other error
+	for range n {
+		d := <-results
+		switch {
+		case d.err == nil:
+			conns[d.fd] = d.conn
+		case errors.Is(d.err, errOperationGone) && (d.fd != "control" || interactive):
+			gone = d.err
+		case other != nil:
+		case errors.Is(d.err, errOperationGone):
+			// The command needs no control websocket: it may have run.
+			other = fmt.Errorf("control websocket: %v: %w", d.err, errdefs.ErrUnavailable)
+		default:
+			other = fmt.Errorf("%s websocket: %w", d.fd, d.err)
+		}
+	}
+	if gone != nil {
+		return conns, gone
+	}
+	return conns, other
 }
 
 // copyFromWS copies a websocket's messages to w until it closes.

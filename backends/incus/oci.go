@@ -208,7 +208,7 @@ func (b *Backend) createOCI(ctx context.Context, cs backends.ContainerSpec) (bac
 	if err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
-	if err := b.cli.call(ctx, request{method: "POST", path: "/1.0/instances", body: body}, nil); err != nil {
+	if err := b.createInstance(ctx, name, body); err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: incus (OCI image from %s): %w", cs.Name, src.Server, err)
 	}
 	undo.clear()

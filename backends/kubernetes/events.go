@@ -117,13 +117,21 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 		}
 	}
 	var ew, pw watch.Interface
+	var pods *podEvents
 	if live {
 		if ew, err = evs.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv}); err != nil {
 			return wrap(err, "watch events")
 		}
 		defer ew.Stop()
+		// The pods listed now are the baseline; the watch from the
+		// listing's version sends only what changed after it.
 		podSel := labels.Set{labelManagedBy: managedBy}.String()
-		if pw, err = b.core.Pods(b.cfg.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: podSel}); err != nil {
+		list, err := b.core.Pods(b.cfg.namespace).List(ctx, metav1.ListOptions{LabelSelector: podSel})
+		if err != nil {
+			return wrap(err, "list pods")
+		}
+		pods = newPodEvents(list.Items)
+		if pw, err = b.core.Pods(b.cfg.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: podSel, ResourceVersion: list.ResourceVersion}); err != nil {
 			return wrap(err, "watch pods")
 		}
 		defer pw.Stop()
@@ -145,7 +153,6 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 		defer t.Stop()
 		until = t.C
 	}
-	pods := &podEvents{seen: map[string]podMark{}}
 	for {
 		select {
 		case <-ctx.Done():
@@ -189,7 +196,27 @@ type podMark struct {
 	restarts int
 	exited   time.Time
 	ready    bool
-	known    bool
+}
+
+// newPodEvents starts from the pods as they were when the stream began:
+// what they show then is no news. A pod seen first later is new, and
+// everything it shows is (a pod that came and ended before its first
+// sighting died after the stream began).
+func newPodEvents(baseline []corev1.Pod) *podEvents {
+	pe := &podEvents{seen: map[string]podMark{}}
+	for i := range baseline {
+		pe.seen[string(baseline[i].UID)] = markOf(&baseline[i])
+	}
+	return pe
+}
+
+func markOf(p *corev1.Pod) podMark {
+	st := stateOf(p)
+	m := podMark{restarts: st.restartCount, ready: st.ready}
+	if t := lastExit(p); t != nil {
+		m.exited = t.finishedAt
+	}
+	return m
 }
 
 func (pe *podEvents) changes(p *corev1.Pod) []backends.Event {
@@ -197,12 +224,9 @@ func (pe *podEvents) changes(p *corev1.Pod) []backends.Event {
 	defer pe.mu.Unlock()
 	prev := pe.seen[string(p.UID)]
 	st := stateOf(p)
-	cur := podMark{restarts: st.restartCount, ready: st.ready, known: true}
-	if t := lastExit(p); t != nil {
-		cur.exited = t.finishedAt
-	}
+	cur := markOf(p)
 	pe.seen[string(p.UID)] = cur
-	if !prev.known || p.DeletionTimestamp != nil {
+	if p.DeletionTimestamp != nil {
 		return nil // a stop by cornus records its own events
 	}
 	base := backends.Event{Time: time.Now(), ID: p.Annotations[annEventID], Name: p.Annotations[annName]}

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/cornus-dev/cornus/backends"
 )
 
@@ -53,5 +57,29 @@ func TestEventsReplayPastUntil(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("replay %v lacks %q", got, want)
 		}
+	}
+}
+
+// exitedPod is a pod whose one container exited with code.
+func exitedPod(uid string, code int32, at time.Time) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img"}}}}
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: code, StartedAt: metav1.NewTime(at.Add(-time.Second)), FinishedAt: metav1.NewTime(at)}}}}
+	return p
+}
+
+// Locks down a flake of the kubernetes lane (a die event missing): the
+// pods the stream starts with are its baseline; a pod it first sees later,
+// already ended, died after the stream began, and its die is sent.
+func TestPodFirstSeenEndedDies(t *testing.T) {
+	now := time.Now()
+	pe := newPodEvents([]corev1.Pod{*exitedPod("before", 1, now.Add(-time.Minute))})
+	if evs := pe.changes(exitedPod("before", 1, now.Add(-time.Minute))); len(evs) != 0 {
+		t.Errorf("a pod that had ended before the stream began: %v, want no events", evs)
+	}
+	evs := pe.changes(exitedPod("after", 3, now))
+	if len(evs) != 1 || evs[0].Action != "die" || evs[0].ExitCode == nil || *evs[0].ExitCode != 3 {
+		t.Fatalf("a pod first seen after the stream began, already ended: %+v, want one die with exit code 3", evs)
 	}
 }

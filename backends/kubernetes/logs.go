@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,27 @@ import (
 // wants them apart and no tail, each goes to its writer; otherwise both go
 // to Stdout. A container that has no pod (stopped) has no logs left: the
 // kubelet deletes them with the pod.
+//
+// When the kubelet answers that it cannot retrieve the logs (a run it just
+// replaced), the state is read again and the logs asked for again.
 func (b *Backend) Logs(ctx context.Context, id string, o backends.LogOptions) error {
+	for attempt := 1; ; attempt++ {
+		err := b.logs(ctx, id, o)
+		if !errors.Is(err, errRunGone) {
+			return err
+		}
+		if attempt == 5 {
+			return nil // the kubelet keeps no logs of that run
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Backend) logs(ctx context.Context, id string, o backends.LogOptions) error {
 	c, err := b.find(ctx, id)
 	if err != nil {
 		return err
@@ -86,16 +107,66 @@ func (b *Backend) copyLogs(ctx context.Context, c container, opts corev1.PodLogO
 		return wrap(err, "logs of %s", c.rec.Name)
 	}
 	defer rc.Close()
+	r, err := screenNotice(rc)
+	if err != nil {
+		return err
+	}
 	if o.Until.IsZero() {
-		_, err = io.Copy(w, rc)
+		_, err = io.Copy(w, r)
 	} else {
-		err = untilCopy(w, rc, o.Until, o.Timestamps)
+		err = untilCopy(w, r, o.Until, o.Timestamps)
 	}
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("logs of %s: %w", c.rec.Name, err)
 	}
 	return nil
 }
+
+// errRunGone: the kubelet answered, as the whole log, that it cannot
+// retrieve the logs of the run (one it just replaced, or whose log it
+// removed).
+var errRunGone = errors.New("the kubelet cannot retrieve the logs of that run")
+
+// kubeletNotice starts what the kubelet answers (status 200) instead of a
+// log it cannot retrieve; the container's ID follows, with no newline.
+const kubeletNotice = "unable to retrieve container logs for "
+
+// screenNotice reads the start of a log stream: errRunGone when the whole
+// stream is the kubelet's notice, else a reader of all of it. It reads no
+// further than the notice could go, so a followed log is not held back.
+func screenNotice(r io.Reader) (io.Reader, error) {
+	var head []byte
+	buf := make([]byte, 512)
+	for {
+		n, err := r.Read(buf)
+		head = append(head, buf[:n]...)
+		if !couldBeNotice(head) {
+			return io.MultiReader(bytes.NewReader(head), r), nil
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			if len(head) > len(kubeletNotice) {
+				return nil, errRunGone
+			}
+			return bytes.NewReader(head), nil
+		case err != nil:
+			return io.MultiReader(bytes.NewReader(head), errReader{err}), nil
+		}
+	}
+}
+
+// couldBeNotice says whether head is the kubelet's notice or its start.
+func couldBeNotice(head []byte) bool {
+	if len(head) <= len(kubeletNotice) {
+		return strings.HasPrefix(kubeletNotice, string(head))
+	}
+	id := head[len(kubeletNotice):]
+	return bytes.HasPrefix(head, []byte(kubeletNotice)) && len(id) < 256 && !bytes.ContainsAny(id, " \t\r\n")
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // untilCopy copies timestamped lines up to until, keeping the timestamps
 // only when asked for.

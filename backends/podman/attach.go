@@ -14,12 +14,18 @@ import (
 
 // stdinEndGrace is how long output may still arrive after the attached
 // stdin ended, before the attachment ends (podman keeps the stream open;
-// Docker ends it when stdin ends).
+// Docker ends it when stdin ends, unless StdinOnce).
 const stdinEndGrace = 200 * time.Millisecond
+
+// labelStdinOnce marks a container created with StdinOnce (docker run
+// -i, compose run), which podman has no field for.
+const labelStdinOnce = "cornus.podman.stdin-once"
 
 // Attach streams a container's stdio until its output ends (the container
 // stops) or ctx is done. As with docker attach, the end of o.Stdin ends
-// the attachment.
+// the attachment, unless the container is StdinOnce: then, as Docker
+// closes only the container's stdin, the output streams on to the end
+// (a compose run's stdin is often empty, and its output comes after).
 func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
 	d, err := b.inspect(ctx, id)
 	if err != nil {
@@ -52,10 +58,14 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 		})
 	}
 	var ended atomic.Bool // the attachment ended with stdin
+	stdinOnce := d.Config.Labels[labelStdinOnce] == "true"
 	if o.Stdin != nil {
 		go func() {
 			_, _ = io.Copy(att.Conn, o.Stdin)
 			_ = att.CloseWrite()
+			if stdinOnce {
+				return
+			}
 			select {
 			case <-done:
 			case <-time.After(stdinEndGrace):

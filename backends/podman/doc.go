@@ -84,7 +84,8 @@
 // Differences from Docker that are no spec field: a non-TTY container's
 // stdin closes when an attached client's stdin ends (podman has no
 // StdinOnce=false); Attach ends shortly after its stdin ends, as docker
-// attach does; the list has no restart count (Inspect has it); log
+// attach does, except for a StdinOnce container (a label records it),
+// whose output streams on to its end as with Docker; the list has no restart count (Inspect has it); log
 // streams are always multiplexed; every exec session keeps a conmon
 // process for the service's exit_command_delay after it ended (300 s by
 // default, 10 s in scripts/podman.sh's containers.conf), even once the

@@ -52,6 +52,12 @@ func buildSpec(cs backends.ContainerSpec, o buildOptions) (specGenerator, error)
 		CapAdd: slices.Clone(cs.CapAdd), CapDrop: slices.Clone(cs.CapDrop), Sysctl: maps.Clone(cs.Sysctls),
 		DNSSearch: slices.Clone(cs.DNSSearch), DNSOption: slices.Clone(cs.DNSOptions),
 	}
+	if cs.StdinOnce {
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[labelStdinOnce] = "true"
+	}
 	// Docker makes a missing working directory; podman only when asked.
 	s.CreateWD = cs.WorkingDir != ""
 	if p := cs.Platform; p != nil {

@@ -18,7 +18,9 @@ func TestAttachStdinAndOutput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out, errb syncBuffer
-	in := &slowReader{lines: []string{"one\n", "two\n"}}
+	in := &slowReader{lines: []string{"one\n", "two\n"}, endWhen: func() bool {
+		return strings.Contains(out.String(), "out:two") && strings.Contains(errb.String(), "err:two")
+	}}
 	attached := false
 	err := Attach(ctx, p.dir, AttachStreams{Stdin: in, Stdout: &out, Stderr: &errb, Attached: func() { attached = true }})
 	if err != nil || !attached {
@@ -48,12 +50,18 @@ func TestAttachNotRunning(t *testing.T) {
 }
 
 // slowReader hands out its lines one read at a time, a little apart, as
-// a typing user would.
-type slowReader struct{ lines []string }
+// a typing user would, and ends (the end of input ends the attachment)
+// once endWhen says the output came back, or after 10 s.
+type slowReader struct {
+	lines   []string
+	endWhen func() bool
+}
 
 func (r *slowReader) Read(b []byte) (int, error) {
 	if len(r.lines) == 0 {
-		time.Sleep(300 * time.Millisecond) // let the output come back
+		for deadline := time.Now().Add(10 * time.Second); !r.endWhen() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		return 0, io.EOF
 	}
 	time.Sleep(50 * time.Millisecond)

@@ -86,7 +86,7 @@ func Mount(ctx context.Context, conn io.ReadWriteCloser, mountpoint string, o Op
 }
 
 func mount(conn io.ReadWriteCloser, mountpoint string, o Options) (*FS, error) {
-	client, err := p9.NewClient(conn, p9.WithMessageSize(msize))
+	client, err := newClient(conn)
 	if err != nil {
 		return nil, fmt.Errorf("9P version: %w", err)
 	}

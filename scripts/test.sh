@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# test.sh [STAGE...] — run cornus's test stages (all of them, in order, by
+# default: check setup unit e2e fuzz; `make test` runs this) and print a
+# summary of each stage's result, time and failing tests.
+#
+# Every stage runs even when an earlier one failed, so a flake in one
+# stage hides nothing of the others; the exit status is non-zero when any
+# stage failed. Only a failed setup stops something: the stages that need
+# its daemons (unit, e2e) are then reported as not run.
+#
+# Stages: check (gofmt, go vet), setup (scripts/setup.sh), unit (go test
+# ./...), e2e (the e2e package once per other backend, in two lanes at
+# once: containerd → podman → bare | kubernetes → incus; each lane drives
+# daemons of its own, and containerd and bare share CNI's address space),
+# fuzz (each fuzz target for a fixed count of inputs; FUZZTIME overrides).
+#
+# Serial stages print as they run; an e2e run prints its output when it
+# ends. Every stage's output is also kept in $TEST_LOGS (bin/test-logs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-}
+TEST_LOGS=${TEST_LOGS:-bin/test-logs}
+mkdir -p "$TEST_LOGS"
+TEST_LOGS=$(cd "$TEST_LOGS" && pwd)
+
+# The e2e runs: name and environment, per lane.
+lane_node=(
+	"containerd CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock"
+	"podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock"
+	"bare CORNUS_DEPLOY_BACKEND=bare"
+)
+lane_cluster=(
+	"kubernetes CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig"
+	"incus CORNUS_DEPLOY_BACKEND=incus"
+)
+
+# The fuzz targets: package, target, default count of inputs (~30 s each
+# here). A count, not a duration: Go 1.26's fuzz coordinator can fail a
+# duration run with a spurious "context deadline exceeded" at its end
+# (golang/go#75804, fixed in 1.27).
+fuzz_targets=(
+	"./spec FuzzLoad 300000x"
+	"./compose FuzzStandardizeJSONC 300000x"
+	"./translate FuzzComposeToSpec 20000x"
+	"./caretaker/mount/export FuzzNames 80000x"
+	"./egress FuzzPolicy 200000x"
+)
+
+stages=()    # in the order they ran (or were skipped)
+setup_failed=
+
+# record NAME RC SECONDS: a stage's result, kept in a file so that runs in
+# a lane's subshell report to the summary.
+record() { echo "$2 $3" >"$(statusfile "$1")"; }
+
+logfile() { echo "$TEST_LOGS/${1//\//_}.log"; }
+statusfile() { echo "$TEST_LOGS/${1//\//_}.status"; }
+
+# serial NAME CMD...: run a stage in the foreground, printing as it goes.
+serial() {
+	local name=$1 log start rc
+	shift
+	log=$(logfile "$name")
+	stages+=("$name")
+	echo "=== $name: $*"
+	start=$SECONDS
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	record "$name" "$rc" $((SECONDS - start))
+	return "$rc"
+}
+
+# skip NAME WHY: a stage that did not run.
+skip() {
+	stages+=("$1")
+	echo "=== $1: not run ($2)"
+	echo "skip $2" >"$(statusfile "$1")"
+}
+
+check() {
+	local out rc=0
+	out=$(gofmt -l .)
+	if [ -n "$out" ]; then
+		echo "gofmt needed:"
+		echo "$out"
+		rc=1
+	fi
+	$GO vet ./... || rc=1
+	return "$rc"
+}
+
+# lane RUN...: the e2e runs of one lane, one after the other; each prints
+# its output (under a lock, whole) when it ends.
+lane() {
+	local run name envs log start rc
+	for run in "$@"; do
+		name=e2e/${run%% *}
+		envs=${run#* }
+		log=$(logfile "$name")
+		start=$SECONDS
+		# shellcheck disable=SC2086 # envs is a list of NAME=VALUE words
+		env $envs "$GO" test -count=1 ./e2e >"$log" 2>&1
+		rc=$?
+		record "$name" "$rc" $((SECONDS - start))
+		{
+			flock 9
+			echo "=== $name ($envs): $(verdict "$rc") in $(duration $((SECONDS - start)))"
+			cat "$log"
+		} 9>"$TEST_LOGS/.print.lock"
+	done
+}
+
+e2e() {
+	local run pids=()
+	for run in "${lane_node[@]}" "${lane_cluster[@]}"; do
+		stages+=("e2e/${run%% *}")
+		rm -f "$(statusfile "e2e/${run%% *}")"
+	done
+	echo "=== e2e: two lanes at once: containerd, podman, bare | kubernetes, incus"
+	lane "${lane_node[@]}" &
+	pids+=($!)
+	lane "${lane_cluster[@]}" &
+	pids+=($!)
+	wait "${pids[@]}"
+}
+
+fuzz() {
+	local t pkg target count
+	for t in "${fuzz_targets[@]}"; do
+		read -r pkg target count <<<"$t"
+		serial "fuzz/$target" "$GO" test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-$count}"
+	done
+}
+
+verdict() { if [ "$1" = 0 ]; then echo ok; else echo FAIL; fi; }
+
+duration() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# failures LOG: the failing tests (go test's "--- FAIL:" lines, subtests
+# included) and the packages that failed without one (a build failure, a
+# panic, a timeout).
+failures() {
+	local log=$1 tests pkgs
+	tests=$(sed -nE 's/^[[:space:]]*--- FAIL: ([^ ]+).*/\1/p' "$log" | sort -u)
+	pkgs=$(sed -nE 's/^FAIL[[:space:]]+([^[:space:]]+)[[:space:]]*(.*)$/\1 \2/p' "$log")
+	[ -n "$tests" ] && echo "$tests"
+	if grep -q '^panic: test timed out' "$log"; then
+		# Go lists the tests still running after the panic line.
+		echo "(a test binary timed out; running then:" \
+			"$(sed -n '/^panic: test timed out/,/^$/{s/^\t\([^ ]*\).*/\1/p}' "$log" | tr '\n' ' '))"
+	elif grep -q '^panic: ' "$log"; then
+		echo "(a test panicked: $(grep -m1 '^panic: ' "$log"))"
+	fi
+	[ -n "$pkgs" ] && echo "$pkgs" | sed 's/^/package /'
+}
+
+summary() {
+	local name status rc secs failed=0 log out
+	echo
+	echo "=== summary (logs in $TEST_LOGS)"
+	printf '%-28s %-8s %s\n' STAGE RESULT TIME
+	for name in "${stages[@]}"; do
+		status=$(statusfile "$name")
+		log=$(logfile "$name")
+		if [ ! -f "$status" ]; then
+			printf '%-28s %-8s %s\n' "$name" FAIL "(no result: the stage was killed)"
+			failed=1
+			continue
+		fi
+		read -r rc secs <"$status"
+		if [ "$rc" = skip ]; then
+			printf '%-28s %-8s %s\n' "$name" "not run" "($secs)"
+			failed=1
+			continue
+		fi
+		printf '%-28s %-8s %s\n' "$name" "$(verdict "$rc")" "$(duration "$secs")"
+		if [ "$rc" != 0 ]; then
+			failed=1
+			out=$(failures "$log")
+			[ -n "$out" ] || out=$(tail -n 5 "$log") # not a go test stage
+			echo "$out" | sed 's/^/    /'
+		fi
+	done
+	echo "wall time $(duration "$SECONDS")"
+	return "$failed"
+}
+
+run_stage() {
+	case $1 in
+	check) serial check check ;;
+	setup) serial setup scripts/setup.sh || setup_failed=1 ;;
+	unit)
+		if [ -n "$setup_failed" ]; then
+			skip unit "setup failed"
+		else
+			serial unit "$GO" test -count=1 ./...
+		fi
+		;;
+	e2e)
+		if [ -n "$setup_failed" ]; then
+			for run in "${lane_node[@]}" "${lane_cluster[@]}"; do skip "e2e/${run%% *}" "setup failed"; done
+		else
+			e2e
+		fi
+		;;
+	fuzz) fuzz ;;
+	esac
+}
+
+[ $# -gt 0 ] || set -- check setup unit e2e fuzz
+for s in "$@"; do
+	case $s in check | setup | unit | e2e | fuzz) ;; *)
+		echo "test.sh: unknown stage $s (check, setup, unit, e2e, fuzz)" >&2
+		exit 2
+		;;
+	esac
+done
+for s in "$@"; do
+	run_stage "$s"
+done
+summary
