@@ -46,6 +46,7 @@ fuzz_targets=(
 	"./translate FuzzComposeToSpec 20000x"
 	"./caretaker/mount/export FuzzNames 80000x"
 	"./egress FuzzPolicy 200000x"
+	"./server FuzzRouteBodies 20000x"
 )
 
 stages=()    # in the order they ran (or were skipped)
