@@ -230,6 +230,32 @@ func (ms *localMounts) pin(dir string, lm api.LocalMount) (string, error) {
 	return pinned, nil
 }
 
+// refreshPins pins again each single file its client replaced with
+// another regular file (pin.Pin.Refresh), at once rather than at the
+// next look.
+func (ms *localMounts) refreshPins() {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	for _, p := range ms.pins {
+		_, _ = p.Refresh()
+	}
+}
+
+// refreshPins refreshes the pins of the session serving project's
+// client-local mounts, if any.
+func (ss *sessions) refreshPins(project string) {
+	sess := ss.provider(project)
+	if sess == nil {
+		return
+	}
+	sess.mountMu.Lock()
+	ms := sess.mounts
+	sess.mountMu.Unlock()
+	if ms != nil {
+		ms.refreshPins()
+	}
+}
+
 // unmountAll unmounts every mount of the session and removes the
 // mountpoints (rmdir only: never a recursive removal that could reach
 // through a mount into the client's files).

@@ -260,6 +260,11 @@ func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) 
 		return
 	}
 	o := engine.LifecycleOptions{Services: req.Services, Timeout: req.Timeout, Signal: req.Signal, Spec: sp, Volumes: req.Volumes, Stopped: req.Stopped}
+	if verb == "start" || verb == "restart" {
+		// A single file the client replaced since (an editor's save by
+		// rename) is pinned again before the containers bind it.
+		s.sessions.refreshPins(project)
+	}
 	f := newFrames(w)
 	ctx := progress.WithWriter(r.Context(), f)
 	var result any = struct{}{}
