@@ -67,7 +67,7 @@ type devcontainerBuild struct {
 }
 
 // devcontainerToolKeys are editor settings with no effect on the container
-// (so no warning: the README lists them) and keys warned about in
+// (so no warning: docs/cli.md lists them) and keys warned about in
 // unsupportedDevcontainerKeys. Keys that change behaviour are read into
 // devcontainerConfig and either honored or warned about by name.
 var devcontainerToolKeys = map[string]bool{

@@ -13,11 +13,18 @@
 // Every JSON body is decoded by one helper with a per-endpoint size limit
 // (body.go); archive uploads and image loads stream to the backend.
 //
+// Requests may name an API version from MinAPIVersion to MaxAPIVersion
+// (version.go, as dockerd checks them). Container creates are read by
+// enginecreate.ToApp and checked against the host policy (WithPolicy;
+// by default nothing is allowed) before the backend sees them; a feature
+// the backend does not declare answers 501 naming the backend
+// (features.go).
+//
 // Container list and inspect are served from a cache (cache.go) that the
 // backend's events and the server's own writes invalidate, live only once
 // the backend confirms its event subscription; WithReadCache(false) turns
 // it off and WithCacheTTL bounds (or, for tests, unbounds) its age.
 //
-// dockerapi imports backends, spec, engine's host policy and progress-free
-// helpers; never the CLI.
+// dockerapi imports backends, enginecreate, hostpolicy, spec and
+// internal/{buildinfo,statustext}; never the engine or the CLI.
 package dockerapi

@@ -10,7 +10,7 @@ import (
 
 // The Engine API has no authentication: TCP is served on loopback only,
 // and anything else is refused before a socket is opened, saying why
-// (README: "serves TCP on loopback only").
+// (docs/security.md: "serves TCP on loopback only").
 func TestListenRefusesNonLoopbackTCP(t *testing.T) {
 	for _, addr := range []string{
 		"tcp://0.0.0.0:0", "tcp://:0", "tcp://[::]:0", "tcp://192.0.2.10:0", "tcp://example.com:0", "tcp://127.0.0.1.nip.io:0",

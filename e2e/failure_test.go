@@ -22,7 +22,7 @@ func TestComposeStartFailureRemovesContainer(t *testing.T) {
 		// A published port is a host port on the node that the cluster's
 		// network plugin maps (portmap DNAT); nothing binds it, so a host
 		// listener does not conflict (the scheduler checks pods' host
-		// ports against each other). README: the kubernetes gaps.
+		// ports against each other). docs/kubernetes.md: Gaps.
 		t.Skip("kubernetes: published host ports are mapped by the CNI, not bound, so a host listener cannot make a start fail")
 	}
 	loadImage(t, image)

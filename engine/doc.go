@@ -17,6 +17,7 @@
 // serialized across processes by a lock file (lock.go).
 //
 // Entry points are Engine methods (Up, Down, PS, Logs, Exec, Start, Stop,
-// ...), each taking an XxxOptions struct. engine imports spec, backends
-// and progress; it never imports the CLI or a specific backend.
+// ...), each taking an XxxOptions struct. engine imports spec, backends,
+// hostpolicy, progress and internal helpers (boundedfile, buildinfo,
+// hostlock, statustext); it never imports the CLI or a specific backend.
 package engine

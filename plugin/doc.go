@@ -38,6 +38,7 @@
 //     the dockerhost backend rejects what its client cannot dial.
 //   - The docker-cli-plugin-hooks protocol (cornus declares no hooks).
 //
-// plugin imports no other cornus package but internal/buildinfo; it must
-// never import the CLI, the engine or a backend.
+// plugin imports no other cornus package but internal/buildinfo and
+// internal/boundedfile (docker's config.json is a file the user names);
+// it must never import the CLI, the engine or a backend.
 package plugin

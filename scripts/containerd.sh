@@ -15,7 +15,7 @@
 # /run/containerd/fifo, so clients pass runc options Root=$state/runc and
 # cio.WithFIFODir($state/fifo).
 #
-# This machine (DESIGN.md §4): cgroup v1 hybrid, so runc (crun refuses the
+# These machines (Debian 12 VMs): cgroup v1 hybrid, so runc (crun refuses the
 # layout) with cgroupfs paths; no CAP_SYS_RESOURCE, so containerd keeps its
 # inherited oom_score (oom_score = 0 means "leave it") and clients must never
 # ask for a negative oomScoreAdj.

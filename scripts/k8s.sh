@@ -24,7 +24,7 @@
 # 10.96.0.0/16. Shim sockets live in /run/containerd/s for every containerd
 # 1.6 (named by a hash of the daemon socket, so they never collide).
 #
-# This machine (DESIGN.md §4): cgroup v1 hybrid (kubelet failCgroupV1:
+# These machines (Debian 12 VMs): cgroup v1 hybrid (kubelet failCgroupV1:
 # false, cgroupfs, runc), no CAP_SYS_RESOURCE (containerd's CRI
 # restrict_oom_score_adj, and containerd keeps its inherited oom_score).
 # The node tunes what tests wait on: container restarts back off at most

@@ -6,7 +6,7 @@
 # `podman system service --time=0` once (detached, logging to a file) and wait
 # until the libpod API answers. Idempotent; exits 0 when it already answers.
 #
-# This machine (DESIGN.md §4): cgroup v1 hybrid, so runc (crun refuses the
+# These machines (Debian 12 VMs): cgroup v1 hybrid, so runc (crun refuses the
 # layout); host limits nofile 20000 / nproc 32768, so the default ulimits stay
 # within them (podman's default nofile 1048576 makes every container fail to
 # start). No systemd: cgroupfs and a file events log. Networks are netavark's

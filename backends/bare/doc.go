@@ -73,12 +73,14 @@
 // networks are backends/internal/localstore, shared with the containerd
 // backend. Client-local mounts of a `cornus serve` session are
 // host binds (CheckLocalMounts), as on dockerhost. Gaps: logging drivers
-// (logs are the monitor's JSON lines). Not done yet: privileged exec
+// (logs are the monitor's JSON lines) and update (replicas are replaced
+// at once). Not done yet: privileged exec
 // (NotImplemented), runsc's copy path (tar inside the sandbox), adopting
 // a TTY container (its terminal dies with its monitor: it is restarted).
 //
 // Errors: the runtime's failures carry its logged message; "does not
 // exist" maps to NotFound, "not running" to Conflict. Image names not in
-// the store are NotFound with how to load them. It imports backends, spec
-// and backends/internal packages only, never the engine or the CLI.
+// the store are NotFound with how to load them. It imports backends, spec,
+// internal/svc and backends/internal packages only, never the engine or
+// the CLI.
 package bare

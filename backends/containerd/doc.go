@@ -22,12 +22,15 @@
 //
 // # Capability matrix
 //
-// Features: images, pull, networks, connect, kill, pause, copy, top,
-// rename, events, stats (no attach yet: the monitor holds stdio but has no
-// stdin relay). Healthchecks and restart policies are run by the monitor,
-// so the engine treats both as native. Gaps: egress (the caretaker), and
-// the fields Docker-only runtimes carry (logging drivers: logs are the
-// monitor's JSON lines).
+// Features: images, pull, networks, connect, kill, restart, pause, attach
+// (output and stdin through the container's monitor,
+// backends/internal/records), copy, top, rename, events, stats.
+// Healthchecks and restart policies are run by the monitor, so the engine
+// treats both as native. Egress policy works through the engine's
+// caretaker companion; client-local mounts of a `cornus serve` session
+// need the server's remote mode (CORNUS_CONTAINERD_REMOTE=1), where the
+// companion mounts them. Gaps: logging drivers (logs are the monitor's
+// JSON lines) and update (a changed app's replicas are replaced at once).
 //
 // Errors: containerd's gRPC errors are translated by errdefs
 // (NotFound, AlreadyExists → Conflict, Unavailable when the socket does

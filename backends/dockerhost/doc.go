@@ -6,9 +6,9 @@
 // CORNUS_DOCKER_SOCK as a path or unix:// URL, else
 // /var/run/docker.sock) and the *Backend methods of backends.Backend plus
 // every optional feature (backends.AllFeatures). Create bodies come from
-// enginecreate.FromSpec. It imports backends, enginecreate, spec and
-// internal/hostlock only;
-// never the engine or the CLI, and it never shells out to the docker CLI.
+// enginecreate.FromSpec. It imports backends, backends/internal/filecopy,
+// enginecreate, spec and internal/{hostlock,statustext} only; never the
+// engine or the CLI, and it never shells out to the docker CLI.
 //
 // # Capability matrix
 //
@@ -17,7 +17,7 @@
 // except:
 //
 //	field                          API   reason
-//	egress                         all   needs the caretaker companion (later release)
+//	update                         all   replicas are replaced at once (backends.GapUpdate)
 //	resources.reservations.cpus    all   Docker has no CPU reservation
 //	resources.reservations.pids    all   Docker has no PID reservation
 //	healthcheck.startInterval      <1.44 HealthConfig.StartInterval is newer

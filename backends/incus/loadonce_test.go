@@ -28,7 +28,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.next.RoundTrip(req)
 }
 
-// The README's claim, against the real incusd: an image is converted and
+// docs/incus.md's claim, against the real incusd: an image is converted and
 // uploaded once; loading the same image again (same image ID, another
 // tag) sends no upload and only points the new alias at the image Incus
 // already holds. Conversion happens only on the way to an upload, so no

@@ -200,7 +200,7 @@ func fill(v reflect.Value) bool {
 // TestOCIFloorGaps lists the floor fields the OCI path cannot honor. CI
 // runs Incus 6.0, whose path honors the whole floor (the contract suite's
 // floor check); this pins the 6.3+ path's exceptions so widening them is
-// a reviewed change (README: Incus backend).
+// a reviewed change (docs/incus.md: Gaps).
 func TestOCIFloorGaps(t *testing.T) {
 	var got []string
 	for f := range ociGaps {

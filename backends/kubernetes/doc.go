@@ -72,7 +72,9 @@
 // pids limits and reservations, networkMode (none and container modes),
 // utsMode, cgroupnsMode, devices, deviceCgroupRules,
 // healthcheck.startInterval, restart.maxRetries, the owner of secrets and
-// configs, tmpfs.mode, static addresses, logging. Logs keep
+// configs, tmpfs.mode, static addresses, logging; securityOpt.systempaths
+// unless CORNUS_K8S_USER_NAMESPACES=1, and update with
+// CORNUS_K8S_WORKLOADS=pods (Deployments roll updates out). Logs keep
 // stdout and stderr apart only where the cluster splits log streams
 // (PodLogsQuerySplitStreams).
 //

@@ -4,13 +4,14 @@
 // API with a thin client of its own (client.go: JSON calls, raw streams,
 // hijacked connections; wire.go: the libpod shapes it reads and sends):
 // podman's Go bindings pull in most of podman and do not build next to
-// containerd v2 (README.md).
+// containerd v2 (docs/podman.md).
 //
 // Entry points: New (WithEnviron) and the *Backend methods of
 // backends.Backend plus every optional feature (backends.AllFeatures);
 // Rootless and CheckHostReach for what depends on a rootless service;
 // RunHealthDriver, the healthcheck driver process (DriverCommand).
-// It imports backends, spec and internal/svc only; never the engine or
+// It imports backends, backends/internal/filecopy, spec and internal/svc
+// only; never the engine or
 // the CLI, and it never runs the podman CLI (service mode runs
 // `podman system service`, the API server itself).
 //
@@ -74,12 +75,17 @@
 // the purpose. Declared gaps:
 //
 //	field                          reason
-//	egress                         needs the caretaker companion (later release)
+//	update                         replicas are replaced at once (backends.GapUpdate)
 //	resources.reservations.cpus    podman has no CPU reservation
 //	resources.reservations.pids    podman has no PID reservation
 //	logging.options                only max-size (and a journald tag) exist
 //	healthcheck.startInterval      where podman's systemd timers probe (cornus's driver honors it)
-//	resources.limits               only for a rootless service on cgroup v1
+//	usernsMode                     rootless: always the user's namespace
+//	deviceCgroupRules              rootless: no device nodes
+//	domainname                     rootless: the sysctl is not writable
+//	resources.limits               rootless on cgroup v1: no cgroup limits
+//
+// Egress policy works through the engine's caretaker companion.
 //
 // Differences from Docker that are no spec field: a non-TTY container's
 // stdin closes when an attached client's stdin ends (podman has no

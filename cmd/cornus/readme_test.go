@@ -9,21 +9,23 @@ import (
 	"testing"
 )
 
-// The README's Tests section states how many golden cases each corpus
-// holds; they must be the numbers the golden tests run.
+// The Tests section (docs/development.md, moved there from the README)
+// states how many golden cases each corpus holds; they must be the
+// numbers the golden tests run.
 func TestReadmeGoldenCounts(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	testsPage := filepath.Join("..", "..", "docs", "development.md")
+	b, err := os.ReadFile(testsPage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("`testdata/\\{compose,devcontainer,invalid\\}`\\s+\\((\\d+),\\s+(\\d+)\\s+and\\s+(\\d+)[;)]").FindSubmatch(b)
 	if m == nil {
-		t.Fatal("README no longer states the golden counts as `testdata/{compose,devcontainer,invalid}` (N, N and N): keep them, or drop this test with them")
+		t.Fatalf("%s no longer states the golden counts as `testdata/{compose,devcontainer,invalid}` (N, N and N): keep them, or drop this test with them", testsPage)
 	}
 	for i, kind := range []string{"compose", "devcontainer", "invalid"} {
 		stated, _ := strconv.Atoi(string(m[i+1]))
 		if got := len(loadCorpus(t, kind)); got != stated {
-			t.Errorf("README says testdata/%s holds %d golden cases; it holds %d", kind, stated, got)
+			t.Errorf("%s says testdata/%s holds %d golden cases; it holds %d", testsPage, kind, stated, got)
 		}
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/containerd/errdefs"
 )
 
-// installHint says what to do about a missing plugin; Debian is the
-// supported host (DESIGN.md §4).
+// installHint says what to do about a missing plugin; Debian 12 is the
+// supported host, and its containernetworking-plugins package installs
+// them in /usr/lib/cni.
 const installHint = `install them with "apt-get install -y containernetworking-plugins" (Debian puts them in /usr/lib/cni) or set ` + EnvBinDir + ` to the dir that holds them`
 
 // Check reports the first missing prerequisite: a plugin of bridge,

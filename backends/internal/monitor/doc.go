@@ -1,5 +1,6 @@
 // Package monitor is the per-container monitor the daemonless backends
-// (containerd now, bare runc later) share: the cornus binary itself,
+// share (containerd and bare detach one per container; incus's init runs
+// the same supervision inside the container): the cornus binary itself,
 // detached like podman's conmon, supervising one container's main process
 // after the CLI that started it has exited. It owns what a daemon would:
 // stdout/stderr into rotated JSON-lines logs, healthchecks, the restart
@@ -28,8 +29,9 @@
 // final (exited or dead) once no monitor will touch it again; the monitor
 // writes it last, after the last log line and after removing its socket.
 //
-// It imports the standard library and containerd/errdefs only: no
-// backend package, nothing of the engine or the CLI. It is made for Linux
+// Of cornus's packages it imports only backends/internal/journal (the
+// events it writes), besides containerd/errdefs: no backend package,
+// nothing of the engine or the CLI. It is made for Linux
 // (/proc start times, inotify, /proc/self/fd socket paths); other Unix
 // systems build it with polling and without pid-reuse detection.
 package monitor
