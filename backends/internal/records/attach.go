@@ -40,10 +40,22 @@ func (s *Store) Attach(ctx context.Context, id string, o backends.AttachOptions,
 		if err := s.awaitMonitor(ctx, st.ID); err != nil {
 			return err
 		}
-		if o.Stdin == nil && o.Stream {
-			// Output only: following the log from its start misses
-			// nothing, however soon the process writes or exits.
+		if o.Resize != nil {
+			go forwardResize(ctx, dir, o.Resize)
+			o.Resize = nil
+		}
+		if o.Stream {
+			// Following the log from its start misses nothing, however
+			// soon the process writes or exits; the monitor's attachment
+			// only feeds stdin (its output would start only once it took
+			// the attachment: docker compose run's echo came and went
+			// between a replay of the log and the attachment).
 			lo.Follow = true
+			if o.Stdin != nil {
+				go func() {
+					_ = monitor.Attach(ctx, dir, monitor.AttachStreams{Stdin: o.Stdin, Stdout: io.Discard, Stderr: io.Discard})
+				}()
+			}
 			return logs(ctx, st.ID, lo)
 		}
 		replay = true // what it wrote before the attachment took
