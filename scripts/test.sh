@@ -46,7 +46,7 @@ fuzz_targets=(
 	"./translate FuzzComposeToSpec 20000x"
 	"./caretaker/mount/export FuzzNames 80000x"
 	"./egress FuzzPolicy 200000x"
-	"./server FuzzRouteBodies 20000x"
+	"./server FuzzRouteBodies 10000x"
 )
 
 stages=()    # in the order they ran (or were skipped)
