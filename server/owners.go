@@ -41,12 +41,10 @@ type owners struct {
 	by   map[string]owner
 }
 
-var errNotYours = errdefs.ErrPermissionDenied
-
 // notYours is the refusal of a project the tenant does not own, the same
 // whether another tenant owns it or nobody does.
 func notYours(project string) error {
-	return fmt.Errorf("%w: project %s is not yours: it belongs to another tenant, or was not deployed through this server (an operator can adopt it: cornus project adopt)", errNotYours, project)
+	return fmt.Errorf("%w: project %s is not yours: it belongs to another tenant, or was not deployed through this server (an operator can adopt it: cornus project adopt)", errdefs.ErrPermissionDenied, project)
 }
 
 func loadOwners(path string) (*owners, bool, error) {

@@ -51,9 +51,19 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 		if !r.Final() && monitor.AliveIn(dir, r) {
 			return nil // running already
 		}
-		// The init is finishing a run that ended: let it.
+		// The init is finishing a run that ended: let it, and stop it by
+		// force if it lingers (a loaded host): the run is over, only its
+		// init is left.
 		if err := b.waitStopped(ctx, in.Name, 10*time.Second); err != nil {
-			return fmt.Errorf("start container %s: %w", id, err)
+			if ctx.Err() != nil {
+				return fmt.Errorf("start container %s: %w", id, err)
+			}
+			if err := b.forceStop(ctx, in.Name); err != nil {
+				return fmt.Errorf("start container %s: %w", id, err)
+			}
+			if err := b.waitStopped(ctx, in.Name, 30*time.Second); err != nil {
+				return fmt.Errorf("start container %s: %w", id, err)
+			}
 		}
 	}
 	began := time.Now()
