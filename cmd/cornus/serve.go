@@ -29,7 +29,8 @@ func newServeCmd(s streams) *cobra.Command {
 		Short: "Serve the deploy API: deploy from other machines to this one's backend",
 		Long: "Serve the deploy API over HTTP/1.1 and WebSocket on --listen, with TLS when a certificate is given " +
 			"(plain HTTP only on loopback unless --insecure-listen). Clients authenticate with tokens from " +
-			"CORNUS_TOKENS_FILE (NAME:TOKEN lines, re-read when it changes; `cornus token create NAME` adds one). " +
+			"CORNUS_TOKENS_FILE (their SHA-256 digests, re-read when it changes: `cornus token create NAME` adds one, " +
+			"`cornus token revoke NAME` ends that tenant's sessions within a second). " +
 			"The backend is CORNUS_DEPLOY_BACKEND's, as for the CLI.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
