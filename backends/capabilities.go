@@ -11,17 +11,17 @@ import (
 
 // Capabilities say what a backend honors and offers. Every spec.App field
 // is honored unless listed in Gaps; a gap on "resources" covers every
-// resources.* path. Features lists the optional interfaces it implements.
+// resources.* path. Features lists the optional interfaces it implements
+// (FeaturesOf).
 type Capabilities struct {
 	// Gaps maps spec field paths the backend cannot honor to the reason.
 	Gaps map[string]string
-	// Features are the optional interfaces (optional.go) it implements.
+	// Features are the optional interfaces (optional.go) it implements:
+	// FeaturesOf(b), never a list of its own.
 	Features []Feature
 	// NativeHealthcheck: the runtime runs healthchecks itself; otherwise
 	// the engine runs them through Exec.
 	NativeHealthcheck bool
-	// NativeRestart: the runtime restarts containers by policy.
-	NativeRestart bool
 	// Sidecars: the backend runs a replica's companion (the caretaker)
 	// next to it in one unit, from ContainerSpec.Sidecar (a native
 	// sidecar in its pod), instead of as a container of its own whose

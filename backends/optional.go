@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"reflect"
+	"slices"
 
 	"github.com/containerd/errdefs"
 )
 
-// Optional features: each is an interface a backend may implement and must
-// then declare in Capabilities().Features, so the engine, the proxy and the
-// CLI can say "not supported by the X backend" before trying (Want).
+// Optional features: each is an interface a backend may implement. A
+// backend states its features once, by implementing them: its
+// Capabilities().Features is FeaturesOf(b), so the engine, the server, the
+// proxy and the CLI can say "not supported by the X backend" before
+// trying (Want), and never ask a backend's name.
 
 // Feature names an optional interface.
 type Feature string
@@ -30,12 +35,102 @@ const (
 	FeatureRename   Feature = "rename"   // Renamer
 	FeatureEvents   Feature = "events"   // EventSource
 	FeatureStats    Feature = "stats"    // StatsSource
+
+	FeatureWorkloads   Feature = "workloads"    // Workloads (workloads.go)
+	FeatureLocalMounts Feature = "local-mounts" // LocalMounter
+	FeatureHostReach   Feature = "host-reach"   // HostReachChecker
+	FeatureDial        Feature = "dial"         // ContainerDialer
+	FeatureRemoteMode  Feature = "remote-mode"  // RemoteModer
+	FeatureRootless    Feature = "rootless"     // RootlessReporter
 )
 
+// optional pairs each feature with the test for its interface, in
+// AllFeatures order.
+var optional = []struct {
+	feature Feature
+	iface   reflect.Type
+}{
+	{FeatureImages, reflect.TypeFor[Images]()},
+	{FeaturePull, reflect.TypeFor[Puller]()},
+	{FeatureNetworks, reflect.TypeFor[Networks]()},
+	{FeatureConnect, reflect.TypeFor[NetworkConnector]()},
+	{FeatureKill, reflect.TypeFor[Signaler]()},
+	{FeatureRestart, reflect.TypeFor[Restarter]()},
+	{FeaturePause, reflect.TypeFor[Pauser]()},
+	{FeatureAttach, reflect.TypeFor[Attacher]()},
+	{FeatureCopy, reflect.TypeFor[Copier]()},
+	{FeatureTop, reflect.TypeFor[ProcessLister]()},
+	{FeatureRename, reflect.TypeFor[Renamer]()},
+	{FeatureEvents, reflect.TypeFor[EventSource]()},
+	{FeatureStats, reflect.TypeFor[StatsSource]()},
+	{FeatureWorkloads, reflect.TypeFor[Workloads]()},
+	{FeatureLocalMounts, reflect.TypeFor[LocalMounter]()},
+	{FeatureHostReach, reflect.TypeFor[HostReachChecker]()},
+	{FeatureDial, reflect.TypeFor[ContainerDialer]()},
+	{FeatureRemoteMode, reflect.TypeFor[RemoteModer]()},
+	{FeatureRootless, reflect.TypeFor[RootlessReporter]()},
+}
+
 // AllFeatures lists every optional feature.
-var AllFeatures = []Feature{
-	FeatureImages, FeaturePull, FeatureNetworks, FeatureConnect, FeatureKill, FeatureRestart, FeaturePause,
-	FeatureAttach, FeatureCopy, FeatureTop, FeatureRename, FeatureEvents, FeatureStats,
+var AllFeatures = func() []Feature {
+	out := make([]Feature, len(optional))
+	for i, o := range optional {
+		out[i] = o.feature
+	}
+	return out
+}()
+
+// Implements reports whether b implements the interface of feature f.
+func Implements(b Backend, f Feature) bool {
+	for _, o := range optional {
+		if o.feature == f {
+			return b != nil && reflect.TypeOf(b).Implements(o.iface)
+		}
+	}
+	return false
+}
+
+// FeaturesOf is what a backend's Capabilities().Features says: every
+// optional interface b implements, in AllFeatures order, less except — an
+// interface the type has that the runtime it talks to cannot offer (a
+// daemon too old for it); each exception says why beside the call.
+func FeaturesOf(b Backend, except ...Feature) []Feature {
+	var out []Feature
+	for _, o := range optional {
+		if Implements(b, o.feature) && !slices.Contains(except, o.feature) {
+			out = append(out, o.feature)
+		}
+	}
+	return out
+}
+
+// Unimplemented names, for each optional interface that b's type has a
+// method of but does not implement (a signature that drifted from the
+// interface's), the interface and that method: such a feature would drop
+// out of FeaturesOf without a word.
+func Unimplemented(b Backend) []string {
+	var out []string
+	t := reflect.TypeOf(b)
+	if t == nil {
+		return nil
+	}
+	for _, o := range optional {
+		if t.Implements(o.iface) {
+			continue
+		}
+		for i := range o.iface.NumMethod() {
+			if m := o.iface.Method(i); hasMethod(t, m.Name) {
+				out = append(out, fmt.Sprintf("%s has %s yet does not implement %s (feature %s): a method is missing or has another signature than the interface's", t, m.Name, o.iface.Name(), o.feature))
+				break
+			}
+		}
+	}
+	return out
+}
+
+func hasMethod(t reflect.Type, name string) bool {
+	_, ok := t.MethodByName(name)
+	return ok
 }
 
 // Want returns b as the optional interface T when b declares feature f,
@@ -140,4 +235,46 @@ type EventSource interface {
 // StatsSource samples a container's resource usage.
 type StatsSource interface {
 	Stats(ctx context.Context, id string) (Stats, error)
+}
+
+// LocalMounter is a backend whose runtime shares this host's mounts: a
+// `cornus serve` session's client-local mount is a bind of the server's
+// mountpoint (dockerhost, bare). Outside a remote mode (RemoteModer) a
+// backend without it refuses client-local mounts.
+type LocalMounter interface {
+	// CheckLocalMounts says why the backend cannot take client-local
+	// mounts as host binds now, nil when it can.
+	CheckLocalMounts(ctx context.Context) error
+}
+
+// HostReachChecker is a backend whose containers' networks may be out of
+// this host's reach (a rootless podman): port-forward and tunnel ask it
+// before dialing a container's address.
+type HostReachChecker interface {
+	// CheckHostReach refuses what (a feature, for the message) when this
+	// host cannot reach the containers' networks.
+	CheckHostReach(ctx context.Context, what string) error
+}
+
+// ContainerDialer is a backend that reaches its containers' ports itself
+// (kubernetes: pods/portforward) rather than by their addresses.
+type ContainerDialer interface {
+	DialContainer(ctx context.Context, id string, port int, proto string) (net.Conn, error)
+}
+
+// RemoteModer is a backend with a remote mode: its runtime shares neither
+// this host's mounts nor its networks, so `cornus serve` gives every
+// replica a caretaker companion that does next to the app what the server
+// does on its host otherwise (server/remote.go). The backend reads the
+// variable that turns it on from the environ it was opened with.
+type RemoteModer interface {
+	// RemoteMode reports whether remote mode is on and the variable that
+	// turns it on (set to 1), for messages.
+	RemoteMode() (on bool, variable string)
+}
+
+// RootlessReporter is a backend that can tell whether its runtime runs
+// rootless (as the runtime says, never guessed).
+type RootlessReporter interface {
+	Rootless(ctx context.Context) (bool, error)
 }

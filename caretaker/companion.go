@@ -28,8 +28,8 @@ type Companions struct {
 	Server string
 	// ServerCA is the PEM of the server's CA, if companions need it.
 	ServerCA string
-	// Remote is the backend's remote mode (CORNUS_DOCKER_REMOTE=1,
-	// CORNUS_CONTAINERD_REMOTE=1): the server shares neither the runtime's
+	// Remote is the backend's remote mode (backends.RemoteModer, e.g.
+	// CORNUS_DOCKER_REMOTE=1): the server shares neither the runtime's
 	// mounts nor its networks, so companions mount client-local mounts and
 	// dial port-forwards next to the app.
 	Remote bool

@@ -83,7 +83,7 @@ func (e *Engine) Down(ctx context.Context, project string, o DownOptions) error 
 // container is removed (with its anonymous volumes) right after it stops.
 func (e *Engine) stopContainers(ctx context.Context, cs []backends.Container, p *spec.Project, timeout *time.Duration, remove bool) error {
 	byApp, deps := groupByApp(cs)
-	wl, _ := e.b.(backends.Workloads)
+	wl, _ := e.workloads()
 	for _, wave := range reverseWaves(keys(byApp), deps) {
 		g, gctx := errgroup.WithContext(ctx)
 		for _, app := range wave {

@@ -145,7 +145,7 @@ func (e *Engine) orphans(ctx context.Context, p spec.Project, all []backends.Con
 		return res, nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	wl, _ := e.b.(backends.Workloads)
+	wl, _ := e.workloads()
 	gone := map[string]bool{}
 	for _, c := range res.Orphans {
 		if wl != nil && isWorkload(c) {

@@ -14,11 +14,11 @@ import (
 )
 
 // asWorkload returns the app as a workload when it runs as one: the
-// backend offers workloads (backends.Workloads) and says the app fits,
+// backend offers workloads (backends.FeatureWorkloads) and says the app fits,
 // and nothing of the app is per replica — no companion, no lifecycle hooks
 // (the engine runs those in each replica it creates).
 func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, hash string, files []backends.File, force bool) (backends.Workloads, backends.WorkloadSpec, bool, error) {
-	wl, ok := e.b.(backends.Workloads)
+	wl, ok := e.workloads()
 	if !ok {
 		return nil, backends.WorkloadSpec{}, false, nil
 	}
@@ -133,12 +133,18 @@ func (e *Engine) dropWorkload(ctx context.Context, project, app string, existing
 			own = append(own, c)
 		}
 	}
-	if wl, ok := e.b.(backends.Workloads); ok && had {
+	if wl, ok := e.workloads(); ok && had {
 		if err := e.removeWorkload(ctx, wl, project, app, nil); err != nil {
 			return nil, err
 		}
 	}
 	return own, nil
+}
+
+// workloads is the backend's Workloads when it declares the feature.
+func (e *Engine) workloads() (backends.Workloads, bool) {
+	wl, err := backends.Want[backends.Workloads](e.b, backends.FeatureWorkloads, "workloads")
+	return wl, err == nil
 }
 
 // removeWorkload removes an app's workload with its replicas.
@@ -167,7 +173,7 @@ func (e *Engine) failedKind(ctx context.Context, kind, id string, err error) {
 // list (failing to make pods, say): the spec's apps', or with no spec (or
 // with orphans) all of the project's.
 func (e *Engine) removeIdleWorkloads(ctx context.Context, project string, o DownOptions) error {
-	wl, ok := e.b.(backends.Workloads)
+	wl, ok := e.workloads()
 	if !ok {
 		return nil
 	}

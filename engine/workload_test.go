@@ -15,11 +15,16 @@ import (
 // unfit is a backend with workloads that fit no app.
 type unfit struct {
 	backends.Backend
-	caps backends.Capabilities
+	caps     backends.Capabilities
+	withhold []backends.Feature
 }
 
-func (u unfit) Name() string                        { return "fake" }
-func (u unfit) Capabilities() backends.Capabilities { return u.caps }
+func (u unfit) Name() string { return "fake" }
+func (u unfit) Capabilities() backends.Capabilities {
+	c := u.caps
+	c.Features = backends.FeaturesOf(u, u.withhold...)
+	return c
+}
 func (unfit) FitsWorkload(backends.WorkloadSpec) string {
 	return "ports: each replica needs a host port of its own"
 }
@@ -42,20 +47,24 @@ func (r *recorder) Close() {}
 
 // Nothing is dropped silently: an app whose update settings a backend with
 // workloads cannot use (it runs replica by replica) is warned about by
-// name, unless the backend declares update a gap (warned before up).
+// name, unless the backend declares update a gap (warned before up). A
+// backend that withholds workloads never gets asked (the engine asks the
+// feature, not the type).
 func TestUpdateUnusedWarns(t *testing.T) {
 	p := spec.Project{Name: "p", Services: map[string]spec.App{"web": {Name: "web", Image: "img",
 		Update: &spec.UpdateConfig{Parallelism: 2}}}}.Normalize()
 	for _, c := range []struct {
-		name string
-		caps backends.Capabilities
-		warn bool
+		name     string
+		caps     backends.Capabilities
+		withhold []backends.Feature
+		warn     bool
 	}{
-		{"workloads", backends.Capabilities{}, true},
-		{"update a gap", backends.Capabilities{Gaps: map[string]string{"update": "no"}}, false},
+		{"workloads", backends.Capabilities{}, nil, true},
+		{"update a gap", backends.Capabilities{Gaps: map[string]string{"update": "no"}}, nil, false},
+		{"workloads withheld", backends.Capabilities{}, []backends.Feature{backends.FeatureWorkloads}, false},
 	} {
 		rec := &recorder{}
-		e := New(unfit{caps: c.caps})
+		e := New(unfit{caps: c.caps, withhold: c.withhold})
 		_, _, ok, err := e.asWorkload(progress.WithWriter(context.Background(), rec), p, p.Services["web"], "h", nil, false)
 		if err != nil || ok {
 			t.Fatalf("%s: asWorkload = %v, %v", c.name, ok, err)

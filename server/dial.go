@@ -61,18 +61,6 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 
 func replyDial(st net.Conn, err error) { api.Reply(st, err) }
 
-// hostReacher is a backend that can say its containers' networks are not
-// reachable from this host (rootless podman).
-type hostReacher interface {
-	CheckHostReach(ctx context.Context, what string) error
-}
-
-// containerDialer is a backend that reaches its containers' ports itself
-// (kubernetes: pods/portforward) rather than by address.
-type containerDialer interface {
-	DialContainer(ctx context.Context, id string, port int, proto string) (net.Conn, error)
-}
-
 // DialWorkload connects from this host to a port of one replica of a
 // service (port-forward and tunnel; the CLI uses it too without a server).
 func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, project string, d api.Dial) (net.Conn, error) {
@@ -86,7 +74,7 @@ func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, pro
 	if proto != "tcp" && proto != "udp" {
 		return nil, fmt.Errorf("%w: protocol %q: tcp or udp", errdefs.ErrInvalidArgument, d.Proto)
 	}
-	if hr, ok := b.(hostReacher); ok {
+	if hr, err := backends.Want[backends.HostReachChecker](b, backends.FeatureHostReach, "host reach"); err == nil {
 		if err := hr.CheckHostReach(ctx, "port-forward and tunnel"); err != nil {
 			return nil, err
 		}
@@ -95,7 +83,7 @@ func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, pro
 	if err != nil {
 		return nil, err
 	}
-	if cd, ok := b.(containerDialer); ok {
+	if cd, err := backends.Want[backends.ContainerDialer](b, backends.FeatureDial, "dialing containers"); err == nil {
 		return cd.DialContainer(ctx, c.ID, d.Port, proto)
 	}
 	det, err := b.Inspect(ctx, c.ID)

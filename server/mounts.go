@@ -16,14 +16,16 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/caretaker/mount"
 	"github.com/cornus-dev/cornus/caretaker/mount/pin"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// Client-local mounts on host backends (remote mode: server/remote.go):
-// the client serves each directory
+// Client-local mounts on a backend whose runtime shares this host's mounts
+// (backends.FeatureLocalMounts; remote mode: server/remote.go): the
+// client serves each directory
 // over 9P on a stream of its session (OpMount, opened by the server); the
 // server mounts it (package caretaker/mount: the kernel's 9p where the
 // kernel has it, else a FUSE file system backed by a 9P client; detected,
@@ -31,38 +33,25 @@ import (
 // backend a bind mount of that path. When the session ends the
 // deployment's containers go first, then the mounts.
 
-// EnvContainerdRemote is the containerd backend's remote mode: the daemon
-// may not share this host's mounts, so a companion has to mount inside.
-const EnvContainerdRemote = "CORNUS_CONTAINERD_REMOTE"
-
-// hostMountBackends are the backends whose runtime sees this host's
-// mounts: a client-local mount is a bind of the server's mountpoint.
-var hostMountBackends = []string{"dockerhost"}
-
-// localMounter is a backend that says itself whether it takes client-local
-// mounts as host binds (nil) or why not.
-type localMounter interface {
-	CheckLocalMounts(ctx context.Context) error
-}
-
 // checkLocalMounts refuses, before anything is created, client-local
 // mounts the backend cannot take.
 func (s *Server) checkLocalMounts(ctx context.Context) error {
-	name := s.b.Name()
-	if lm, ok := s.b.(localMounter); ok {
-		if err := lm.CheckLocalMounts(ctx); err != nil {
-			return err
-		}
-	} else if s.remote {
+	if s.remote {
 		// The companion mounts them next to the app: the runtime needs
 		// /dev/fuse, which the server cannot see from here.
 		return s.checkRemote()
-	} else if name == "containerd" {
-		return fmt.Errorf("%w: client-local mounts on the containerd backend need its remote mode (%s=1 on the server: a caretaker companion mounts them next to the app)",
-			errdefs.ErrFailedPrecondition, EnvContainerdRemote)
-	} else if !slices.Contains(hostMountBackends, name) {
-		return fmt.Errorf("%w: client-local mounts are not supported by the %s backend (host backends: %s)",
-			errdefs.ErrNotImplemented, name, strings.Join(hostMountBackends, ", "))
+	}
+	lm, err := backends.Want[backends.LocalMounter](s.b, backends.FeatureLocalMounts, "client-local mounts")
+	switch {
+	case err != nil && s.remoteVar != "":
+		return fmt.Errorf("%w: client-local mounts are not supported by the %s backend outside its remote mode (%s=1 on the server: a caretaker companion mounts them next to the app)",
+			errdefs.ErrFailedPrecondition, s.b.Name(), s.remoteVar)
+	case err != nil:
+		return fmt.Errorf("%w: client-local mounts are not supported by the %s backend: its runtime does not share this server's mounts, and it has no remote mode",
+			errdefs.ErrNotImplemented, s.b.Name())
+	}
+	if err := lm.CheckLocalMounts(ctx); err != nil {
+		return err
 	}
 	if mount.Kind() == "9p" {
 		return nil

@@ -122,8 +122,11 @@ func refusesLocalMounts(t *testing.T, ts *testServer) bool {
 	if !errdefs.IsNotImplemented(err) && !errdefs.IsFailedPrecondition(err) {
 		t.Fatalf("refusal of the %s backend is %v, want not implemented or a failed precondition", ts.b.Name(), err)
 	}
-	if ts.b.Name() == "containerd" && !strings.Contains(err.Error(), EnvContainerdRemote) {
-		t.Fatalf("the containerd refusal does not name %s: %v", EnvContainerdRemote, err)
+	if ts.b.Name() == "containerd" && !strings.Contains(err.Error(), "CORNUS_CONTAINERD_REMOTE=1") {
+		t.Fatalf("the containerd refusal does not name CORNUS_CONTAINERD_REMOTE=1: %v", err)
+	}
+	if _, v := remoteMode(ts.b); v != "" && !strings.Contains(err.Error(), v+"=1") {
+		t.Fatalf("the %s refusal does not name its remote mode, %s=1: %v", ts.b.Name(), v, err)
 	}
 	t.Logf("the %s backend refuses client-local mounts up front, as it must: %v", ts.b.Name(), err)
 	return true

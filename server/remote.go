@@ -5,23 +5,24 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/containerd/errdefs"
 	"github.com/hashicorp/yamux"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
 
 // Remote mode: the backend's runtime shares neither this host's mounts
-// nor its networks (CORNUS_DOCKER_REMOTE=1 for dockerhost,
-// CORNUS_CONTAINERD_REMOTE=1 for containerd, CORNUS_K8S_REMOTE=1 for
-// kubernetes, where the companion is a native sidecar in the replica's
-// pod). Every replica then gets a
+// nor its networks. A backend that has one (backends.FeatureRemoteMode)
+// reads the variable that turns it on from the environ it was opened with
+// and names it (CORNUS_DOCKER_REMOTE=1 for dockerhost, say; on kubernetes
+// the companion is a native sidecar in the replica's pod). Every replica
+// then gets a
 // caretaker companion that dials back on the relay (server/relay.go) and
 // does, next to the app, what the server does on its host otherwise: it
 // mounts the client-local mounts (the server forwards its OpMount
@@ -29,40 +30,21 @@ import (
 // the replica's network namespace (the server opens OpDial streams on its
 // relay), and serves exec --forward-agent's socket (OpAgent).
 
-// EnvDockerRemote is the dockerhost backend's remote mode.
-const EnvDockerRemote = "CORNUS_DOCKER_REMOTE"
-
-// EnvK8sRemote is the kubernetes backend's remote mode: each replica's
-// caretaker runs as a native sidecar in its pod.
-const EnvK8sRemote = "CORNUS_K8S_REMOTE"
-
-// remoteEnv is the variable that turns on remote mode, by backend.
-var remoteEnv = map[string]string{"dockerhost": EnvDockerRemote, "containerd": EnvContainerdRemote, "kubernetes": EnvK8sRemote}
-
-// remoteMode reports whether the backend runs in remote mode.
-func remoteMode(backend string, environ []string) bool {
-	v, ok := remoteEnv[backend]
-	return ok && envValue(environ, v) == "1"
-}
-
-// remoteModeVars names the remote-mode variables, for messages.
-func remoteModeVars() string {
-	var out string
-	for _, b := range slices.Sorted(maps.Keys(remoteEnv)) {
-		if out != "" {
-			out += ", "
-		}
-		out += remoteEnv[b] + "=1 (" + b + ")"
+// remoteMode is the backend's remote mode as the backend says: whether it
+// is on and the variable that turns it on ("" when it has none).
+func remoteMode(b backends.Backend) (on bool, variable string) {
+	if rm, err := backends.Want[backends.RemoteModer](b, backends.FeatureRemoteMode, "remote mode"); err == nil {
+		return rm.RemoteMode()
 	}
-	return out
+	return false, ""
 }
 
 // checkRemote refuses a remote-mode deployment the companions could not
 // dial back from.
 func (s *Server) checkRemote() error {
 	if s.cfg.AdvertiseURL == "" {
-		return fmt.Errorf("%w: remote mode (%s) needs the URL companions dial back to: --advertise-url or %s on the server",
-			errdefs.ErrFailedPrecondition, remoteEnv[s.b.Name()], EnvAdvertiseURL)
+		return fmt.Errorf("%w: remote mode (%s=1) needs the URL companions dial back to: --advertise-url or %s on the server",
+			errdefs.ErrFailedPrecondition, s.remoteVar, EnvAdvertiseURL)
 	}
 	return nil
 }

@@ -60,9 +60,11 @@ type Server struct {
 	policies    *policies
 	relays      relays
 	agents      agents
-	// remote is the backend's remote mode (server/remote.go).
-	remote bool
-	log    *slog.Logger
+	// remote is the backend's remote mode (server/remote.go), remoteVar
+	// the variable that turns it on ("" when the backend has none).
+	remote    bool
+	remoteVar string
+	log       *slog.Logger
 	// hostPolicy is what clients' specs may take from this host; the
 	// engine's allows mountsDir as well, where client-local mounts are.
 	hostPolicy hostpolicy.Policy
@@ -112,7 +114,8 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, b: b, tokens: t, owners: own, imageOwners: imgOwn, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts"),
-		remote: remoteMode(b.Name(), cfg.Environ), stopWatch: make(chan struct{})}
+		stopWatch: make(chan struct{})}
+	s.remote, s.remoteVar = remoteMode(b)
 	s.hostPolicy = hostpolicy.FromEnv(cfg.Environ, "")
 	withMounts := s.hostPolicy
 	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
@@ -280,12 +283,10 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request, id identity) {
 	writeJSON(w, http.StatusOK, api.Info{Version: buildinfo.Version(), Backend: s.b.Name(), Rootless: rootless(r.Context(), s.b), Tenant: id.tenant})
 }
 
-// rootless asks a backend that can tell (podman) whether it runs
-// rootless.
+// rootless asks a backend that can tell (backends.FeatureRootless)
+// whether it runs rootless.
 func rootless(ctx context.Context, b backends.Backend) bool {
-	if r, ok := b.(interface {
-		Rootless(context.Context) (bool, error)
-	}); ok {
+	if r, err := backends.Want[backends.RootlessReporter](b, backends.FeatureRootless, "rootless"); err == nil {
 		yes, err := r.Rootless(ctx)
 		return err == nil && yes
 	}

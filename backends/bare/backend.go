@@ -100,31 +100,11 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
 			"update":  backends.GapUpdate,
 		},
-		Features: []backends.Feature{
-			backends.FeatureImages, backends.FeaturePull, backends.FeatureNetworks, backends.FeatureConnect,
-			backends.FeatureKill, backends.FeatureRestart, backends.FeaturePause, backends.FeatureAttach, backends.FeatureCopy, backends.FeatureTop,
-			backends.FeatureRename, backends.FeatureEvents, backends.FeatureStats,
-		},
+		Features:          backends.FeaturesOf(b),
 		NativeHealthcheck: true, // the monitor runs them
-		NativeRestart:     true,
 	}
 }
 
 func now() time.Time { return time.Now().UTC() }
 
-var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Images           = (*Backend)(nil)
-	_ backends.Puller           = (*Backend)(nil)
-	_ backends.Networks         = (*Backend)(nil)
-	_ backends.NetworkConnector = (*Backend)(nil)
-	_ backends.Signaler         = (*Backend)(nil)
-	_ backends.Restarter        = (*Backend)(nil)
-	_ backends.Pauser           = (*Backend)(nil)
-	_ backends.Attacher         = (*Backend)(nil)
-	_ backends.Copier           = (*Backend)(nil)
-	_ backends.ProcessLister    = (*Backend)(nil)
-	_ backends.Renamer          = (*Backend)(nil)
-	_ backends.EventSource      = (*Backend)(nil)
-	_ backends.StatsSource      = (*Backend)(nil)
-)
+var _ backends.Backend = (*Backend)(nil)

@@ -24,6 +24,10 @@ const (
 	// EnvMonitorBinary names the cornus executable monitors run, where the
 	// running program is not cornus (tests).
 	EnvMonitorBinary = "CORNUS_MONITOR_BINARY"
+	// EnvRemote "1" is the backend's remote mode (backends.RemoteModer):
+	// the daemon may not share this host's mounts, so `cornus serve` gives
+	// every replica a caretaker companion that mounts inside.
+	EnvRemote = "CORNUS_CONTAINERD_REMOTE"
 )
 
 // Defaults.
@@ -46,6 +50,7 @@ type config struct {
 	stateDir      string // <CORNUS_STATE_DIR>/containerd (tmpfs): runc state, FIFOs, netns pins
 	environ       []string
 	monitorBinary string
+	remote        bool // EnvRemote
 }
 
 func configFrom(environ []string) (config, error) {
@@ -59,6 +64,7 @@ func configFrom(environ []string) (config, error) {
 		namespace: firstNonEmpty(env[EnvNamespace], DefaultNamespace), snapshotter: firstNonEmpty(env[EnvSnapshotter], DefaultSnapshotter),
 		dataDir: filepath.Join(firstNonEmpty(env[EnvDataDir], DefaultDataDir), "containerd"), environ: environ,
 		stateDir: filepath.Join(svc.StateDir(environ), "containerd"), monitorBinary: env[EnvMonitorBinary],
+		remote: env[EnvRemote] == "1",
 	}
 	c.address = strings.TrimPrefix(c.address, "unix://")
 	for _, r := range strings.Split(env[EnvInsecureRegistries], ",") {

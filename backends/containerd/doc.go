@@ -24,7 +24,8 @@
 //
 // Features: images, pull, networks, connect, kill, restart, pause, attach
 // (output and stdin through the container's monitor,
-// backends/internal/records), copy, top, rename, events, stats.
+// backends/internal/records), copy, top, rename, events, stats, remote
+// mode.
 // Healthchecks and restart policies are run by the monitor, so the engine
 // treats both as native. Egress policy works through the engine's
 // caretaker companion; client-local mounts of a `cornus serve` session

@@ -38,18 +38,11 @@ type Backend struct {
 	// (another host's cornus, docker compose).
 	ensureMu sync.Mutex
 	lockDir  string // of hostlock
+
+	remote bool // EnvRemote
 }
 
-var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Attacher         = (*Backend)(nil)
-	_ backends.Pauser           = (*Backend)(nil)
-	_ backends.Copier           = (*Backend)(nil)
-	_ backends.ProcessLister    = (*Backend)(nil)
-	_ backends.EventSource      = (*Backend)(nil)
-	_ backends.NetworkConnector = (*Backend)(nil)
-	_ backends.Renamer          = (*Backend)(nil)
-)
+var _ backends.Backend = (*Backend)(nil)
 
 // Option configures New. Options do no I/O and may come in any order.
 type Option func(*config)
@@ -63,8 +56,9 @@ type config struct {
 // overriding the environment.
 func WithHost(host string) Option { return func(c *config) { c.host = host } }
 
-// WithEnviron gives the KEY=VALUE environment that DOCKER_HOST and
-// CORNUS_DOCKER_SOCK are read from (the package never reads os.Environ).
+// WithEnviron gives the KEY=VALUE environment that DOCKER_HOST,
+// CORNUS_DOCKER_SOCK and CORNUS_DOCKER_REMOTE are read from (the package
+// never reads os.Environ).
 func WithEnviron(environ []string) Option {
 	return func(c *config) { c.environ = environ }
 }
@@ -94,21 +88,14 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	if environ == nil {
 		environ = []string{} // never the process's
 	}
-	return &Backend{cli: cli, host: host, api: cli.ClientVersion(), lockDir: hostlock.DefaultDir(environ, os.Geteuid())}, nil
+	return &Backend{cli: cli, host: host, api: cli.ClientVersion(), lockDir: hostlock.DefaultDir(environ, os.Geteuid()),
+		remote: remoteOn(environ)}, nil
 }
 
 // HostFromEnv picks the Docker host: DOCKER_HOST, else CORNUS_DOCKER_SOCK
 // (a path or a unix:// URL), else DefaultHost.
 func HostFromEnv(environ []string) string {
-	get := func(key string) string {
-		v := ""
-		for _, kv := range environ {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-				v = val // the last one wins, as in a shell
-			}
-		}
-		return strings.TrimSpace(v)
-	}
+	get := func(key string) string { return strings.TrimSpace(envValue(environ, key)) }
 	if h := get(EnvDockerHost); h != "" {
 		return h
 	}

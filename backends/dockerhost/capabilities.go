@@ -16,7 +16,9 @@ const (
 // Capabilities reports what this daemon honors at the negotiated API
 // version.
 func (b *Backend) Capabilities() backends.Capabilities {
-	return capabilitiesFor(b.api)
+	c := capabilitiesFor(b.api)
+	c.Features = backends.FeaturesOf(b)
+	return c
 }
 
 func capabilitiesFor(api string) backends.Capabilities {
@@ -31,25 +33,7 @@ func capabilitiesFor(api string) backends.Capabilities {
 	if versions.LessThan(api, apiSubpath) {
 		gaps["volumes.subpath"] = "needs Docker API " + apiSubpath + "+, the daemon speaks " + api
 	}
-	return backends.Capabilities{Gaps: gaps, Features: backends.AllFeatures, NativeHealthcheck: true, NativeRestart: true}
+	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true}
 }
 
 func (b *Backend) atLeast(api string) bool { return versions.GreaterThanOrEqualTo(b.api, api) }
-
-// dockerd offers every optional feature.
-var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Images           = (*Backend)(nil)
-	_ backends.Puller           = (*Backend)(nil)
-	_ backends.Networks         = (*Backend)(nil)
-	_ backends.NetworkConnector = (*Backend)(nil)
-	_ backends.Signaler         = (*Backend)(nil)
-	_ backends.Restarter        = (*Backend)(nil)
-	_ backends.Pauser           = (*Backend)(nil)
-	_ backends.Attacher         = (*Backend)(nil)
-	_ backends.Copier           = (*Backend)(nil)
-	_ backends.ProcessLister    = (*Backend)(nil)
-	_ backends.Renamer          = (*Backend)(nil)
-	_ backends.EventSource      = (*Backend)(nil)
-	_ backends.StatsSource      = (*Backend)(nil)
-)

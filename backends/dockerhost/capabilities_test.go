@@ -16,8 +16,8 @@ func TestCapabilities(t *testing.T) {
 			t.Errorf("1.41: %s not declared", p)
 		}
 	}
-	if !old.NativeHealthcheck || !old.NativeRestart {
-		t.Error("Docker runs healthchecks and restarts natively")
+	if !old.NativeHealthcheck {
+		t.Error("Docker runs healthchecks natively")
 	}
 	if _, ok := old.Gap("resources.reservations.memory"); ok {
 		t.Error("memory reservation is honored")
@@ -54,6 +54,29 @@ func TestHostFromEnv(t *testing.T) {
 	} {
 		if got := HostFromEnv(tc.env); got != tc.want {
 			t.Errorf("%v: %s, want %s", tc.env, got, tc.want)
+		}
+	}
+}
+
+// Issue 12: the backend reads its own remote-mode variable from the
+// environ it was given; only "1" turns it on, the last one winning.
+func TestRemoteMode(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"CORNUS_DOCKER_REMOTE=1"}, true},
+		{[]string{"CORNUS_DOCKER_REMOTE=1", "CORNUS_DOCKER_REMOTE=0"}, false},
+		{[]string{"CORNUS_DOCKER_REMOTE=true"}, false},
+		{[]string{"CORNUS_CONTAINERD_REMOTE=1", "CORNUS_K8S_REMOTE=1"}, false},
+	} {
+		b := &Backend{remote: remoteOn(tc.env)}
+		if on, v := b.RemoteMode(); on != tc.want || v != "CORNUS_DOCKER_REMOTE" {
+			t.Errorf("%v: %v %s, want %v CORNUS_DOCKER_REMOTE", tc.env, on, v, tc.want)
+		}
+		if err := b.CheckLocalMounts(t.Context()); (err == nil) == tc.want {
+			t.Errorf("%v: local mounts as host binds: %v", tc.env, err)
 		}
 	}
 }

@@ -5,7 +5,9 @@
 // Entry points: New (WithHost, WithEnviron: DOCKER_HOST, else
 // CORNUS_DOCKER_SOCK as a path or unix:// URL, else
 // /var/run/docker.sock) and the *Backend methods of backends.Backend plus
-// every optional feature (backends.AllFeatures). Create bodies come from
+// its optional features (backends.FeaturesOf: all but workloads, host
+// reach, dial and rootless; local mounts as host binds and remote mode,
+// CORNUS_DOCKER_REMOTE=1, remote.go). Create bodies come from
 // enginecreate.FromSpec. It imports backends, backends/internal/filecopy,
 // enginecreate, spec and internal/{hostlock,statustext} only; never the
 // engine or the CLI, and it never shells out to the docker CLI.

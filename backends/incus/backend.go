@@ -102,7 +102,9 @@ func (b *Backend) ociMode() bool {
 
 // Capabilities: see the package doc's matrix.
 func (b *Backend) Capabilities() backends.Capabilities {
-	return capabilitiesFor(b.ociMode())
+	c := capabilitiesFor(b.ociMode())
+	c.Features = backends.FeaturesOf(b)
+	return c
 }
 
 func capabilitiesFor(oci bool) backends.Capabilities {
@@ -119,19 +121,14 @@ func capabilitiesFor(oci bool) backends.Capabilities {
 		"cgroupnsMode":           "an Incus container always has a cgroup namespace of its own",
 		"resources.reservations": "Incus has limits only, no reservations",
 	}
-	features := []backends.Feature{
-		backends.FeatureImages, backends.FeatureNetworks, backends.FeatureKill, backends.FeatureRestart,
-		backends.FeaturePause, backends.FeatureAttach, backends.FeatureCopy, backends.FeatureTop, backends.FeatureRename,
-		backends.FeatureStats, backends.FeatureEvents,
-	}
 	if !oci {
-		return backends.Capabilities{Gaps: gaps, Features: features, NativeHealthcheck: true, NativeRestart: true}
+		return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true}
 	}
 	// The OCI path runs no cornus init: healthchecks by the engine's exec
 	// prober; attach and copy answer NotImplemented naming the way round
 	// (the interfaces are the type's, so the features stay declared).
 	maps.Copy(gaps, ociGaps)
-	return backends.Capabilities{Gaps: gaps, Features: features, NativeHealthcheck: false, NativeRestart: true}
+	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: false}
 }
 
 // storagePool is the pool of the default profile's root disk, where
@@ -156,16 +153,4 @@ func (b *Backend) storagePool(ctx context.Context) (string, error) {
 
 func instancePath(name string) string { return "/1.0/instances/" + url.PathEscape(name) }
 
-var (
-	_ backends.Backend       = (*Backend)(nil)
-	_ backends.Images        = (*Backend)(nil)
-	_ backends.Networks      = (*Backend)(nil)
-	_ backends.Signaler      = (*Backend)(nil)
-	_ backends.Restarter     = (*Backend)(nil)
-	_ backends.Pauser        = (*Backend)(nil)
-	_ backends.Attacher      = (*Backend)(nil)
-	_ backends.Copier        = (*Backend)(nil)
-	_ backends.ProcessLister = (*Backend)(nil)
-	_ backends.Renamer       = (*Backend)(nil)
-	_ backends.StatsSource   = (*Backend)(nil)
-)
+var _ backends.Backend = (*Backend)(nil)

@@ -278,5 +278,3 @@ func (t *tail) read() []journal.Event {
 		}
 	}
 }
-
-var _ backends.EventSource = (*Backend)(nil)

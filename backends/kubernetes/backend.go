@@ -124,8 +124,15 @@ func (b *Backend) Close() error { return nil }
 // Namespace is the namespace the backend works in.
 func (b *Backend) Namespace() string { return b.cfg.namespace }
 
+// RemoteMode reports whether EnvRemote turned remote mode on.
+func (b *Backend) RemoteMode() (bool, string) { return b.cfg.remote, EnvRemote }
+
 // Capabilities: see the package doc's matrix.
-func (b *Backend) Capabilities() backends.Capabilities { return capabilities(b.cfg) }
+func (b *Backend) Capabilities() backends.Capabilities {
+	c := capabilities(b.cfg)
+	c.Features = backends.FeaturesOf(b)
+	return c
+}
 
 func capabilities(cfg config) backends.Capabilities {
 	c := backends.Capabilities{
@@ -150,13 +157,7 @@ func capabilities(cfg config) backends.Capabilities {
 			"networks.ipv6":               "the cluster's IPAM assigns pod addresses",
 			"logging":                     "the kubelet keeps container logs; no log drivers",
 		},
-		Features: []backends.Feature{
-			backends.FeatureImages, backends.FeaturePull, backends.FeatureNetworks, backends.FeatureConnect,
-			backends.FeatureKill, backends.FeatureRestart, backends.FeatureAttach, backends.FeatureCopy, backends.FeatureTop,
-			backends.FeatureRename, backends.FeatureEvents,
-		},
 		NativeHealthcheck: true, // readiness probes
-		NativeRestart:     true, // the kubelet
 		Sidecars:          true, // a native sidecar in the replica's pod (sidecar.go)
 	}
 	if !cfg.controllers {
@@ -168,17 +169,4 @@ func capabilities(cfg config) backends.Capabilities {
 	return c
 }
 
-var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Images           = (*Backend)(nil)
-	_ backends.Puller           = (*Backend)(nil)
-	_ backends.Networks         = (*Backend)(nil)
-	_ backends.NetworkConnector = (*Backend)(nil)
-	_ backends.Signaler         = (*Backend)(nil)
-	_ backends.Restarter        = (*Backend)(nil)
-	_ backends.Attacher         = (*Backend)(nil)
-	_ backends.Copier           = (*Backend)(nil)
-	_ backends.ProcessLister    = (*Backend)(nil)
-	_ backends.Renamer          = (*Backend)(nil)
-	_ backends.EventSource      = (*Backend)(nil)
-)
+var _ backends.Backend = (*Backend)(nil)

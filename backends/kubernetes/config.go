@@ -31,6 +31,10 @@ const (
 	// EnvUserNamespaces "1": the nodes run pods in user namespaces
 	// (hostUsers: false), so /proc can be unmasked (systempaths=unconfined).
 	EnvUserNamespaces = "CORNUS_K8S_USER_NAMESPACES"
+	// EnvRemote "1" is the backend's remote mode (backends.RemoteModer):
+	// `cornus serve` runs each replica's caretaker as a native sidecar in
+	// its pod.
+	EnvRemote = "CORNUS_K8S_REMOTE"
 )
 
 // Defaults.
@@ -60,6 +64,7 @@ type config struct {
 	startTimeout  time.Duration
 	userNS        bool
 	controllers   bool // EnvWorkloads
+	remote        bool // EnvRemote
 }
 
 func configFrom(env map[string]string) (config, error) {
@@ -72,6 +77,7 @@ func configFrom(env map[string]string) (config, error) {
 		networkPolicy: env[EnvNetworkPolicy],
 		userNS:        env[EnvUserNamespaces] == "1" || env[EnvUserNamespaces] == "true",
 		startTimeout:  defaultStartTimeout,
+		remote:        env[EnvRemote] == "1",
 	}
 	switch strings.ToLower(env[EnvWorkloads]) {
 	case "", "controllers":

@@ -65,7 +65,9 @@
 //
 // Features: images (inspect, list), pull, networks, connect, kill,
 // restart (stop, then a new pod), attach (before start too: the pod's log
-// from its first line, stdin through attach), copy, top, rename, events.
+// from its first line, stdin through attach), copy, top, rename, events,
+// workloads, dial (pods/portforward) and remote mode (CORNUS_K8S_REMOTE=1:
+// each replica's caretaker a native sidecar in its pod).
 // Not: pause (Kubernetes cannot freeze a pod), stats (metrics need a
 // metrics server). Healthchecks and restart policies are native (the
 // kubelet). Gaps (Capabilities().Gaps says why): domainname, ulimits,

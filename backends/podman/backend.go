@@ -128,7 +128,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	info, _ := b.hostInfo(ctx)
-	return capabilitiesFor(info)
+	c := capabilitiesFor(info)
+	c.Features = backends.FeaturesOf(b)
+	return c
 }
 
 func capabilitiesFor(info *hostInfo) backends.Capabilities {
@@ -153,7 +155,7 @@ func capabilitiesFor(info *hostInfo) backends.Capabilities {
 			gaps["resources.limits"] = "a rootless podman cannot set cgroup limits on cgroup v1"
 		}
 	}
-	return backends.Capabilities{Gaps: gaps, Features: backends.AllFeatures, NativeHealthcheck: true, NativeRestart: true}
+	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true}
 }
 
 // hostInfo returns the daemon's info, fetched once (or kept from an
@@ -182,20 +184,4 @@ func (b *Backend) hostInfo(ctx context.Context) (*hostInfo, error) {
 	return b.info, nil
 }
 
-// podman offers every optional feature.
-var (
-	_ backends.Backend          = (*Backend)(nil)
-	_ backends.Images           = (*Backend)(nil)
-	_ backends.Puller           = (*Backend)(nil)
-	_ backends.Networks         = (*Backend)(nil)
-	_ backends.NetworkConnector = (*Backend)(nil)
-	_ backends.Signaler         = (*Backend)(nil)
-	_ backends.Restarter        = (*Backend)(nil)
-	_ backends.Pauser           = (*Backend)(nil)
-	_ backends.Attacher         = (*Backend)(nil)
-	_ backends.Copier           = (*Backend)(nil)
-	_ backends.ProcessLister    = (*Backend)(nil)
-	_ backends.Renamer          = (*Backend)(nil)
-	_ backends.EventSource      = (*Backend)(nil)
-	_ backends.StatsSource      = (*Backend)(nil)
-)
+var _ backends.Backend = (*Backend)(nil)

@@ -7,7 +7,7 @@
 // containerd v2 (docs/podman.md).
 //
 // Entry points: New (WithEnviron) and the *Backend methods of
-// backends.Backend plus every optional feature (backends.AllFeatures);
+// backends.Backend plus its optional features (backends.FeaturesOf);
 // Rootless and CheckHostReach for what depends on a rootless service;
 // RunHealthDriver, the healthcheck driver process (DriverCommand).
 // It imports backends, backends/internal/filecopy, spec and internal/svc
@@ -34,9 +34,12 @@
 //
 // # Capability matrix
 //
-// Features: all of them (images, pull, networks, connect, kill, restart,
-// pause, attach, copy, top, rename, events, stats). Restart policies are
-// podman's (NativeRestart); podman 4 restarts at once and has no
+// Features: images, pull, networks, connect, kill, restart, pause,
+// attach, copy, top, rename, events, stats, host reach and rootless (no
+// workloads, local mounts as host binds, dial or remote mode: the
+// server's remote mode is not podman's; CORNUS_PODMAN_REMOTE only lifts
+// the host-reach refusal). Restart policies are podman's; podman 4
+// restarts at once and has no
 // "restarting" state, so a container between runs that its policy
 // restarts reads as restarting. Healthchecks are podman's
 // (NativeHealthcheck): the config is podman's, with Docker's defaults

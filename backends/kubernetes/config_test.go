@@ -1,0 +1,25 @@
+package kubernetes
+
+import "testing"
+
+// Issue 12: the backend reads its own remote-mode variable from the
+// environ it was given; only "1" turns it on, the last one winning.
+func TestRemoteMode(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"CORNUS_K8S_REMOTE=1"}, true},
+		{[]string{"CORNUS_K8S_REMOTE=1", "CORNUS_K8S_REMOTE=0"}, false},
+		{[]string{"CORNUS_DOCKER_REMOTE=1", "CORNUS_CONTAINERD_REMOTE=1"}, false},
+	} {
+		cfg, err := configFrom(envMap(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on, v := (&Backend{cfg: cfg}).RemoteMode(); on != tc.want || v != "CORNUS_K8S_REMOTE" {
+			t.Errorf("%v: %v %s, want %v CORNUS_K8S_REMOTE", tc.env, on, v, tc.want)
+		}
+	}
+}
