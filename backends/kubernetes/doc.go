@@ -69,8 +69,10 @@
 // Not: pause (Kubernetes cannot freeze a pod), stats (metrics need a
 // metrics server). Healthchecks and restart policies are native (the
 // kubelet). Gaps (Capabilities().Gaps says why): domainname, ulimits,
-// pids limits and reservations, networkMode (none and container modes),
-// utsMode, cgroupnsMode, devices, deviceCgroupRules,
+// pids limits and reservations, networkMode none (container: and
+// service: modes are refused; host is hostNetwork), dns servers (asked
+// only after the cluster DNS), utsMode, cgroupnsMode, devices,
+// deviceCgroupRules,
 // healthcheck.startInterval, restart.maxRetries, the owner of secrets and
 // configs, tmpfs.mode, static addresses, logging. Logs keep
 // stdout and stderr apart only where the cluster splits log streams
