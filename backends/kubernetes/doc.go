@@ -63,7 +63,9 @@
 //
 // # Capability matrix
 //
-// Features: images (inspect, list), pull, networks, connect, kill,
+// Features: images (inspect, list), pull, networks, connect (a running
+// container's resolv.conf gains the network's search domain at once, where
+// its image has a shell: resolver.go), kill,
 // restart (stop, then a new pod), attach (before start too: the pod's log
 // from its first line, stdin through attach), copy, top, rename, events.
 // Not: pause (Kubernetes cannot freeze a pod), stats (metrics need a
