@@ -25,6 +25,10 @@ type Capabilities struct {
 	NativeHealthcheck bool
 	// NativeRestart: the runtime restarts containers by policy.
 	NativeRestart bool
+	// LoopbackRegistries: PullImage speaks plain HTTP to a registry on a
+	// loopback address (127.0.0.1:PORT/...), as dockerd always does; a
+	// test can then serve one.
+	LoopbackRegistries bool
 	// Sidecars: the backend runs a replica's companion (the caretaker)
 	// next to it in one unit, from ContainerSpec.Sidecar (a native
 	// sidecar in its pod), instead of as a container of its own whose

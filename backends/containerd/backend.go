@@ -102,8 +102,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			backends.FeatureKill, backends.FeatureRestart, backends.FeaturePause, backends.FeatureAttach, backends.FeatureCopy, backends.FeatureTop,
 			backends.FeatureRename, backends.FeatureEvents, backends.FeatureStats,
 		},
-		NativeHealthcheck: true, // the monitor runs them
-		NativeRestart:     true,
+		NativeHealthcheck:  true, // the monitor runs them
+		NativeRestart:      true,
+		LoopbackRegistries: true, // plainHTTP
 	}
 }
 

@@ -31,7 +31,8 @@ func capabilitiesFor(api string) backends.Capabilities {
 	if versions.LessThan(api, apiSubpath) {
 		gaps["volumes.subpath"] = "needs Docker API " + apiSubpath + "+, the daemon speaks " + api
 	}
-	return backends.Capabilities{Gaps: gaps, Features: backends.AllFeatures, NativeHealthcheck: true, NativeRestart: true}
+	// dockerd always counts 127.0.0.0/8 among its insecure registries.
+	return backends.Capabilities{Gaps: gaps, Features: backends.AllFeatures, NativeHealthcheck: true, NativeRestart: true, LoopbackRegistries: true}
 }
 
 func (b *Backend) atLeast(api string) bool { return versions.GreaterThanOrEqualTo(b.api, api) }

@@ -153,7 +153,7 @@ func capabilitiesFor(info *hostInfo) backends.Capabilities {
 			gaps["resources.limits"] = "a rootless podman cannot set cgroup limits on cgroup v1"
 		}
 	}
-	return backends.Capabilities{Gaps: gaps, Features: backends.AllFeatures, NativeHealthcheck: true, NativeRestart: true}
+	return backends.Capabilities{Gaps: gaps, Features: backends.AllFeatures, NativeHealthcheck: true, NativeRestart: true, LoopbackRegistries: true}
 }
 
 // hostInfo returns the daemon's info, fetched once (or kept from an
