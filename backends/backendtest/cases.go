@@ -675,10 +675,10 @@ var cases = []testCase{
 			}
 			found := false
 			for _, i := range imgs {
-				found = found || i.ID == img.ID
+				found = found || (i.ID == img.ID && (slices.Contains(i.Tags, Image) || slices.Contains(i.Tags, "docker.io/"+Image)))
 			}
 			if !found {
-				x.t.Fatal("ListImages misses the loaded image")
+				x.t.Fatalf("ListImages misses the loaded image %s (%s) under its tag", Image, img.ID)
 			}
 			if _, err := x.images().InspectImage(x.ctx, "cornus-test/absent:"+x.project); !errdefs.IsNotFound(err) {
 				x.t.Fatalf("missing image: want NotFound, got %v", err)
