@@ -511,15 +511,46 @@ var cases = []testCase{
 		fields: []string{"init"},
 		sample: func(x *env) spec.App { return spec.App{Name: "app", Init: ptr(true)} },
 		run: func(x *env) {
-			a := spec.App{Name: "app", Init: ptr(true), Command: spec.Command{"sh", "-c", "echo $$ > /tmp/pid; while true; do sleep 0.2; done"}}
-			x.up(x.proj(a))
-			if pid := x.mustSh("app", "cat /tmp/pid"); pid == "1" {
+			// The main process is sleep itself, which never waits for a
+			// child: only an init reaps the orphans of an exec.
+			main := spec.Command{"sh", "-c", "echo $$ > /tmp/pid; exec sleep 100000"}
+			with := spec.App{Name: "with", Init: ptr(true), Command: main}
+			without := spec.App{Name: "without", Command: main, StopGracePeriod: spec.DurationOf(time.Second)}
+			x.up(x.proj(with, without))
+			if pid := x.mustSh("with", "cat /tmp/pid"); pid == "1" {
 				x.t.Fatal("the app runs as PID 1: no init process")
+			}
+			orphan := func(app string) (pid string, state func() string) {
+				pid = x.mustSh(app, "sleep 0.3 >/dev/null 2>&1 & echo $!")
+				return pid, func() string {
+					out, _ := x.sh(app, "cut -d' ' -f3 /proc/"+pid+"/stat 2>/dev/null || echo gone")
+					return out
+				}
+			}
+			pid, state := orphan("with")
+			x.eventually("init reaps the exited orphan "+pid, func() string {
+				if s := state(); s != "gone" {
+					return "its state: " + s
+				}
+				return ""
+			})
+			pid, state = orphan("without")
+			var last string
+			x.eventually("the orphan "+pid+" exits", func() string {
+				if last = state(); last != "Z" && last != "gone" {
+					return "its state: " + last
+				}
+				return ""
+			})
+			if last == "gone" {
+				x.t.Logf("without init the runtime reaped the orphan itself (its PID 1 is %s)", x.mustSh("without", "cat /proc/1/comm"))
+			} else {
+				x.t.Logf("without init the orphan %s stays a zombie", pid)
 			}
 			if err := x.e.Stop(x.ctx, x.project, engine.LifecycleOptions{}); err != nil {
 				x.t.Fatal(err)
 			}
-			if c := x.one("app"); c.ExitCode == 137 {
+			if c := x.one("with"); c.ExitCode == 137 {
 				x.t.Fatal("init did not forward SIGTERM (the container was killed)")
 			}
 		},
