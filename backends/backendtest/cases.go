@@ -855,16 +855,41 @@ var cases = []testCase{
 			return a
 		},
 		run: func(x *env) {
-			a := sleeper("app")
-			a.Replicas = ptr(2)
-			a.Update = &spec.UpdateConfig{Parallelism: 1, Order: spec.UpdateStartFirst}
+			// Three replicas, two at a time, new ones first; a replica is
+			// healthy (ready) 3 s after it starts. Each stamps its start and
+			// its stop (the host-wide clock) in a file of the test's: from
+			// the first new start on never fewer than three alive (no old
+			// one stops before its replacement is up), the first two new
+			// ones start together and the third only once they are ready.
+			// Kubernetes' default for three (one surge, none unavailable)
+			// starts one at a time.
+			a := spec.App{Name: "app", Command: spec.Command{"sh", "-c", `stamp() { echo "$1 $V $(hostname) $(cut -d' ' -f1 /proc/uptime)" >> /stamps/log; }; ` +
+				`stamp start; trap 'stamp stop; exit 0' TERM; sleep 3; touch /tmp/ready; while true; do sleep 0.2; done`}}
+			a.Healthcheck = &spec.Healthcheck{Test: []string{"CMD", "test", "-f", "/tmp/ready"}, Interval: spec.DurationOf(200 * time.Millisecond), Retries: ptr(100)}
+			a.Mounts = []spec.Mount{{Source: x.dir, Target: "/stamps"}}
+			a.Replicas = ptr(3)
+			a.Update = &spec.UpdateConfig{Parallelism: 2, Order: spec.UpdateStartFirst}
 			a.Env = map[string]string{"V": "1"}
 			x.up(x.proj(a))
 			a.Env = map[string]string{"V": "2"}
 			x.up(x.proj(a))
+			var events []rolloutEvent
+			x.eventually("the three old replicas stamp their stop", func() string {
+				var err error
+				if events, err = readRollout(x.dir + "/log"); err != nil {
+					return err.Error()
+				}
+				if n := countEvents(events, "stop", "1"); n != 3 {
+					return errf("%d old replicas stopped", n)
+				}
+				return ""
+			})
+			if msg := checkRollout(events, 3, 2, 3); msg != "" {
+				x.t.Fatalf("rollout of 3 replicas, 2 at a time, start-first: %s\nstamps:\n%v", msg, events)
+			}
 			cs := x.containers("app")
-			if len(cs) != 2 {
-				x.t.Fatalf("after the rollout: %d replicas, want 2", len(cs))
+			if len(cs) != 3 {
+				x.t.Fatalf("after the rollout: %d replicas, want 3", len(cs))
 			}
 			for _, c := range cs {
 				var out bytes.Buffer
