@@ -73,8 +73,9 @@
 // networks are backends/internal/localstore, shared with the containerd
 // backend. Client-local mounts of a `cornus serve` session are
 // host binds (CheckLocalMounts), as on dockerhost. Gaps: logging drivers
-// (logs are the monitor's JSON lines). Not done yet: privileged exec
-// (NotImplemented), runsc's copy path (tar inside the sandbox), adopting
+// (logs are the monitor's JSON lines). A privileged exec gets what a
+// privileged container does (ocispec.PrivilegedExec). Not done yet:
+// runsc's copy path (tar inside the sandbox), adopting
 // a TTY container (its terminal dies with its monitor: it is restarted).
 //
 // Errors: the runtime's failures carry its logged message; "does not
