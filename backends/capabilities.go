@@ -84,8 +84,9 @@ var engineFields = map[string]bool{
 // "resources.limits.memory" two levels for resources), three of values: a
 // retry count (restart.maxRetries), a command without an entrypoint
 // (command.overrideOnly) and each kind of security option
-// (securityOpt.seccomp, securityOpt.systempaths, ...), and each mode
-// field's value (networkMode=none, pidMode=host, ...).
+// (securityOpt.seccomp, securityOpt.systempaths, ...), a privileged hook
+// (hooks.privileged), and each mode field's value (networkMode=none,
+// pidMode=host, ...).
 func UsedFields(a spec.App) []string {
 	set := map[string]bool{}
 	v := reflect.ValueOf(a)
@@ -113,6 +114,11 @@ func UsedFields(a spec.App) []string {
 		if k, _, _ := strings.Cut(strings.Replace(o, ":", "=", 1), "="); k != "" {
 			set["securityOpt."+k] = true
 		}
+	}
+	// So is a hook run privileged: the engine runs hooks through Exec,
+	// which a runtime may not be able to raise above the container's.
+	if h := a.Hooks; h != nil && slices.ContainsFunc(slices.Concat(h.PostCreate, h.PostStart, h.PostAttach, h.PreStop), func(h spec.Hook) bool { return h.Privileged }) {
+		set["hooks.privileged"] = true
 	}
 	// So is the value of a namespace mode (networkMode=none).
 	modes := map[string]string{"networkMode": a.NetworkMode, "pidMode": a.PidMode, "ipcMode": a.IpcMode,

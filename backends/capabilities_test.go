@@ -73,3 +73,18 @@ func TestUnhonoredPerValue(t *testing.T) {
 		t.Error("a value gap made the whole field a gap")
 	}
 }
+
+// TestUnhonoredPrivilegedHook: a privileged hook is a path of its own
+// (hooks are otherwise the engine's), so a backend whose exec cannot be
+// privileged warns before up.
+func TestUnhonoredPrivilegedHook(t *testing.T) {
+	caps := Capabilities{Gaps: map[string]string{"hooks.privileged": "no privileged exec"}}
+	plain := spec.App{Name: "a", Hooks: &spec.Hooks{PostStart: []spec.Hook{{Command: []string{"true"}}}}}
+	if ws := Unhonored("toy", caps, plain); len(ws) != 0 {
+		t.Errorf("an unprivileged hook warned: %v", ws)
+	}
+	priv := spec.App{Name: "a", Hooks: &spec.Hooks{PreStop: []spec.Hook{{Command: []string{"true"}, Privileged: true}}}}
+	if ws := Unhonored("toy", caps, priv); len(ws) != 1 || ws[0].Field != "hooks.privileged" {
+		t.Errorf("a privileged hook: %v, want one warning on hooks.privileged", ws)
+	}
+}

@@ -150,6 +150,7 @@ func capabilities(cfg config) backends.Capabilities {
 			"networks.ipv4":               "the cluster's IPAM assigns pod addresses",
 			"networks.ipv6":               "the cluster's IPAM assigns pod addresses",
 			"logging":                     "the kubelet keeps container logs; no log drivers",
+			"hooks.privileged":            "an exec in a pod has the container's own privileges (the API has no privileged exec): the hook runs with them",
 		},
 		Features: []backends.Feature{
 			backends.FeatureImages, backends.FeaturePull, backends.FeatureNetworks, backends.FeatureConnect,

@@ -76,7 +76,8 @@
 // only after the cluster DNS), utsMode, cgroupnsMode, devices,
 // deviceCgroupRules,
 // healthcheck.startInterval, restart.maxRetries, the owner of secrets and
-// configs, tmpfs.mode, static addresses, logging. Logs keep
+// configs, tmpfs.mode, static addresses, logging, privileged hooks (an
+// exec has the container's privileges). Logs keep
 // stdout and stderr apart only where the cluster splits log streams
 // (PodLogsQuerySplitStreams).
 //
