@@ -33,7 +33,14 @@ type Backend struct {
 // Option configures New.
 type Option func(*options)
 
-type options struct{ environ []string }
+type options struct {
+	environ []string
+	// monitor: a monitor opening the backend. It sweeps no half-made
+	// containers: its CLI did, and a monitor starting after its CLI was
+	// killed would hold a half-made container's lock while it sweeps, so
+	// the next CLI skipped it and collided with its port or address.
+	monitor bool
+}
 
 // WithEnviron supplies the environment (KEY=VALUE) the backend reads its
 // settings from, and that its monitors inherit.
@@ -73,6 +80,9 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 			_ = cli.Close()
 			return nil, fmt.Errorf("containerd backend: %w", err)
 		}
+	}
+	if o.monitor {
+		return b, nil
 	}
 	if err := b.removeHalfMade(ctx); err != nil {
 		_ = cli.Close()
