@@ -1,7 +1,3 @@
-// Package backendtest is the contract suite every backend runs against its
-// real daemon: the same spec in, the same observable behaviour out. Cases
-// are skipped only by declared capability; for a declared gap the suite
-// asserts the warning instead. Each backend's tests call Run.
 package backendtest
 
 import (
