@@ -11,10 +11,13 @@ import (
 
 // Capabilities say what a backend honors and offers. Every spec.App field
 // is honored unless listed in Gaps; a gap on "resources" covers every
-// resources.* path. Features lists the optional interfaces it implements
+// resources.* path, and one on "networkMode" every value of it, where
+// "networkMode=none" is that value alone (ModeFields lists the fields with
+// such values). Features lists the optional interfaces it implements
 // (FeaturesOf).
 type Capabilities struct {
-	// Gaps maps spec field paths the backend cannot honor to the reason.
+	// Gaps maps spec field paths (or field=value) the backend cannot
+	// honor to the reason.
 	Gaps map[string]string
 	// Features are the optional interfaces (optional.go) it implements:
 	// FeaturesOf(b), never a list of its own.
@@ -22,6 +25,10 @@ type Capabilities struct {
 	// NativeHealthcheck: the runtime runs healthchecks itself; otherwise
 	// the engine runs them through Exec.
 	NativeHealthcheck bool
+	// LoopbackRegistries: PullImage speaks plain HTTP to a registry on a
+	// loopback address (127.0.0.1:PORT/...), as dockerd always does; a
+	// test can then serve one.
+	LoopbackRegistries bool
 	// Sidecars: the backend runs a replica's companion (the caretaker)
 	// next to it in one unit, from ContainerSpec.Sidecar (a native
 	// sidecar in its pod), instead of as a container of its own whose
@@ -32,11 +39,23 @@ type Capabilities struct {
 // Has reports whether the backend declares feature f.
 func (c Capabilities) Has(f Feature) bool { return slices.Contains(c.Features, f) }
 
-// Gap returns the reason path (or a prefix of it) is not honored.
+// Gap returns the reason path (or the field or parent field it lies
+// under) is not honored.
 func (c Capabilities) Gap(path string) (string, bool) {
+	k, ok := c.GapKey(path)
+	return c.Gaps[k], ok
+}
+
+// GapKey returns the declared gap that covers path: path itself, then for
+// "field=value" the field, then each parent ("a.b.c", "a.b", "a").
+func (c Capabilities) GapKey(path string) (string, bool) {
 	for p := path; p != ""; {
-		if r, ok := c.Gaps[p]; ok {
-			return r, true
+		if _, ok := c.Gaps[p]; ok {
+			return p, true
+		}
+		if i := strings.IndexByte(p, '='); i >= 0 {
+			p = p[:i]
+			continue
 		}
 		i := strings.LastIndexByte(p, '.')
 		if i < 0 {
@@ -47,6 +66,12 @@ func (c Capabilities) Gap(path string) (string, bool) {
 	return "", false
 }
 
+// ModeFields are the namespace-mode fields whose values a backend may
+// honor one by one: UsedFields reports "networkMode=host" besides
+// "networkMode" (the value before any ":", so container:x and service:x
+// are "container" and "service").
+var ModeFields = []string{"networkMode", "pidMode", "ipcMode", "utsMode", "usernsMode", "cgroupnsMode"}
+
 // engineFields are handled by the engine for every backend.
 var engineFields = map[string]bool{
 	"replicas": true, "dependsOn": true, "hooks": true, "devcontainer": true,
@@ -56,10 +81,12 @@ var engineFields = map[string]bool{
 // UsedFields lists the spec paths an app sets, for comparison with a
 // backend's gaps: top-level fields, and one level down inside structs and
 // lists of structs ("healthcheck.startInterval", "volumes.subpath",
-// "resources.limits.memory" two levels for resources), and three of
-// values: a retry count (restart.maxRetries), a command without an
-// entrypoint (command.overrideOnly) and each kind of security option
-// (securityOpt.seccomp, securityOpt.systempaths, ...).
+// "resources.limits.memory" two levels for resources), three of values: a
+// retry count (restart.maxRetries), a command without an entrypoint
+// (command.overrideOnly) and each kind of security option
+// (securityOpt.seccomp, securityOpt.systempaths, ...), a privileged hook
+// (hooks.privileged), and each mode field's value (networkMode=none,
+// pidMode=host, ...).
 func UsedFields(a spec.App) []string {
 	set := map[string]bool{}
 	v := reflect.ValueOf(a)
@@ -86,6 +113,19 @@ func UsedFields(a spec.App) []string {
 	for _, o := range a.SecurityOpt {
 		if k, _, _ := strings.Cut(strings.Replace(o, ":", "=", 1), "="); k != "" {
 			set["securityOpt."+k] = true
+		}
+	}
+	// So is a hook run privileged: the engine runs hooks through Exec,
+	// which a runtime may not be able to raise above the container's.
+	if h := a.Hooks; h != nil && slices.ContainsFunc(slices.Concat(h.PostCreate, h.PostStart, h.PostAttach, h.PreStop), func(h spec.Hook) bool { return h.Privileged }) {
+		set["hooks.privileged"] = true
+	}
+	// So is the value of a namespace mode (networkMode=none).
+	modes := map[string]string{"networkMode": a.NetworkMode, "pidMode": a.PidMode, "ipcMode": a.IpcMode,
+		"utsMode": a.UTSMode, "usernsMode": a.UsernsMode, "cgroupnsMode": a.CgroupnsMode}
+	for _, f := range ModeFields {
+		if kind, _, _ := strings.Cut(modes[f], ":"); kind != "" {
+			set[f+"="+kind] = true
 		}
 	}
 	out := make([]string, 0, len(set))
@@ -137,9 +177,9 @@ func yamlName(f reflect.StructField) string {
 	return name
 }
 
-// Unhonored returns one warning per field of the app the backend cannot
-// honor, naming field, service and backend. Paths under a reported gap are
-// not repeated.
+// Unhonored returns one warning per field (or field=value) of the app the
+// backend cannot honor, naming field, service and backend. Paths under a
+// reported gap are not repeated.
 func Unhonored(backend string, caps Capabilities, a spec.App) []spec.Warning {
 	var out []spec.Warning
 	reported := map[string]bool{}
@@ -150,7 +190,7 @@ func Unhonored(backend string, caps Capabilities, a spec.App) []spec.Warning {
 		}
 		covered := false
 		for r := range reported {
-			if strings.HasPrefix(p, r+".") {
+			if strings.HasPrefix(p, r+".") || strings.HasPrefix(p, r+"=") {
 				covered = true
 			}
 		}

@@ -131,11 +131,24 @@ func TestComposeLifecycle(t *testing.T) {
 		t.Errorf("exec: exit %d, out %q", code, out)
 	}
 
-	// restart keeps the containers and brings them back up.
+	// restart keeps the containers and starts their processes again: a
+	// later StartedAt, not only the same IDs up.
 	before := p.must("compose", "ps", "-q")
+	appID := strings.TrimSpace(p.must("compose", "ps", "-q", "app"))
+	startedAt := func() time.Time {
+		d, err := b.Inspect(context.Background(), appID)
+		if err != nil {
+			t.Fatalf("inspect app: %v", err)
+		}
+		return d.StartedAt
+	}
+	first := startedAt()
 	p.must("compose", "--progress", "plain", "restart", "app")
 	if after := p.must("compose", "ps", "-q"); after != before {
 		t.Errorf("restart changed containers:\n%s\n%s", before, after)
+	}
+	if again := startedAt(); !again.After(first) {
+		t.Errorf("restart did not start app again: started at %v, before the restart %v", again, first)
 	}
 	if !strings.Contains(p.must("compose", "ps", "app"), "Up") {
 		t.Error("app not up after restart")

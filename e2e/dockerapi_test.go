@@ -268,7 +268,20 @@ func composeScenario(p *proxy) {
 	if up := dc("up", "-d"); strings.Contains(up, "Recreate") {
 		t.Errorf("a second up recreated containers (config hash, networks or volumes not round-tripped):\n%s", up)
 	}
+	// restart starts the process again: a later StartedAt.
+	startedAt := func() time.Time {
+		out := strings.TrimSpace(p.must(dir, docker, "inspect", "-f", "{{.State.StartedAt}}", "proxy3-app-1"))
+		at, err := time.Parse(time.RFC3339Nano, out)
+		if err != nil {
+			t.Fatalf("docker inspect StartedAt %q: %v", out, err)
+		}
+		return at
+	}
+	first := startedAt()
 	dc("restart", "app")
+	if again := startedAt(); !again.After(first) {
+		t.Errorf("compose restart did not start app again: started at %s, before %s", again, first)
+	}
 	if top := dc("top", "web"); !strings.Contains(top, "httpd") {
 		t.Errorf("compose top:\n%s", top)
 	}

@@ -89,16 +89,32 @@ func TestEgressThroughClient(t *testing.T) {
 		sh(t, append([]string{"ip", "-n", ns}, args...)...)
 	}
 
-	// The target, in the client's namespace only.
-	www := t.TempDir()
-	if err := os.WriteFile(filepath.Join(www, "index.html"), []byte("client-side target\n"), 0o644); err != nil {
-		t.Fatal(err)
+	// The target, in the client's namespace only; the denied port (9) and
+	// the cluster-routed one (7) answer there too, so a wrong route through
+	// the client would come back with data.
+	for port, body := range map[int]string{8080: "client-side target\n", 9: "client-side port 9\n", 7: "client-side port 7\n"} {
+		www := t.TempDir()
+		if err := os.WriteFile(filepath.Join(www, "index.html"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		httpd := exec.Command("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", fmt.Sprintf("%s:%d", target, port), "-h", www)
+		if err := httpd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = httpd.Process.Kill(); _ = httpd.Wait() })
+		// It answers on the client's side (else a wrong route would look
+		// right).
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			out, _ := exec.Command("ip", "netns", "exec", ns, "sh", "-c", fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | busybox nc -w 2 %s %d`, target, port)).Output()
+			if strings.HasSuffix(string(out), "\r\n\r\n"+body) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the client-side listener on %s:%d does not answer: %q", target, port, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
-	httpd := exec.Command("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", target+":8080", "-h", www)
-	if err := httpd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = httpd.Process.Kill(); _ = httpd.Wait() })
 
 	// The server, on the veth's host side.
 	dir := t.TempDir()
@@ -140,7 +156,8 @@ func TestEgressThroughClient(t *testing.T) {
 	if out := get("proxy", viaProxy(9)); !strings.Contains(out, "403 Forbidden") || !strings.Contains(out, "denied (rules[0]") {
 		t.Errorf("proxy mode, denied destination: %q", out)
 	}
-	// target:7 is routed cluster: dialed from the workload's side,
+	// target:7 is routed cluster by a rule naming it (which the client
+	// would dial, were it routed there): dialed from the workload's side,
 	// where it is blackholed; it must not come back through the client.
 	if out := get("transparent", direct(7)); out != "" {
 		t.Errorf("transparent mode, cluster route reached the client's side: %q", out)
@@ -166,6 +183,8 @@ x-cornus-egress:
       route: deny
     - pattern: "%[2]s:8080"
       route: client
+    - pattern: "%[2]s:7"
+      route: cluster
   default: cluster
 services:
   transparent:

@@ -242,6 +242,9 @@ func (e *Engine) failed(ctx context.Context, name string, err error) {
 // runHooks executes lifecycle commands in order; a failing one is an error
 // naming it.
 func (e *Engine) runHooks(ctx context.Context, id, name, event string, hooks []spec.Hook) error {
+	// A backend whose exec cannot be privileged declares the gap, and its
+	// warning says the hook runs with the container's privileges.
+	_, unprivileged := e.caps.Gap("hooks.privileged")
 	for i, h := range hooks {
 		var out strings.Builder
 		env := make([]string, 0, len(h.Env))
@@ -249,7 +252,7 @@ func (e *Engine) runHooks(ctx context.Context, id, name, event string, hooks []s
 			env = append(env, k+"="+h.Env[k])
 		}
 		code, err := e.b.Exec(ctx, id, backends.ExecOptions{
-			Cmd: h.Command, Env: env, User: h.User, WorkingDir: h.WorkingDir, Privileged: h.Privileged,
+			Cmd: h.Command, Env: env, User: h.User, WorkingDir: h.WorkingDir, Privileged: h.Privileged && !unprivileged,
 			Stdout: &out, Stderr: &out,
 		})
 		label := h.Name

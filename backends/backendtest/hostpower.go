@@ -3,6 +3,7 @@ package backendtest
 import (
 	"errors"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -301,6 +302,16 @@ var HostPowerCases = []HostPowerCase{
 		NotHonoredWhy: "a preStop hook runs at teardown, after the check; the engine's preStop test observes the hook path",
 	},
 }
+
+// capabilityRefusal is a runtime's error for capabilities it may not
+// grant: runc's "unable to apply caps: operation not permitted", crun's
+// "capset: Operation not permitted".
+var capabilityRefusal = regexp.MustCompile(`(?i)(apply caps|capset)[^\n]*operation not permitted`)
+
+// CapabilityRefusal reports whether msg holds a runtime's refusal to grant
+// capabilities (the only failure a NeedsAllCaps row may end in on a host
+// whose bounding set lacks some).
+func CapabilityRefusal(msg string) bool { return capabilityRefusal.MatchString(msg) }
 
 // HostMissingCaps lists the capabilities the host's bounding set lacks
 // (empty: a runtime can grant every capability here).

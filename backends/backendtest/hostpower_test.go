@@ -40,3 +40,20 @@ func TestHostPowerTablePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestCapabilityRefusal: a NeedsAllCaps row on a host without every
+// capability accepts the runtime's capability error and no other failure
+// (issue "Green on a fresh machine", item 6).
+func TestCapabilityRefusal(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"OCI runtime create failed: runc create failed: unable to start container process: unable to apply caps: operation not permitted: unknown": true,
+		"OCI runtime exec failed: exec failed: unable to start container process: unable to apply caps: operation not permitted: unknown":          true,
+		"crun: capset: Operation not permitted: OCI permission denied":                                                                             true,
+		"postCreate[0] hook: privileged exec is not supported by the containerd backend: not implemented":                                          false,
+		"start app: operation not permitted": false,
+	} {
+		if got := CapabilityRefusal(msg); got != want {
+			t.Errorf("CapabilityRefusal(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}

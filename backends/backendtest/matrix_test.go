@@ -24,8 +24,8 @@ var untested = map[string]string{
 func TestCoverageMatrix(t *testing.T) {
 	covered := map[string]bool{}
 	for _, c := range cases {
-		for _, f := range c.fields {
-			covered[strings.SplitN(f, ".", 2)[0]] = true
+		for _, f := range c.allFields() {
+			covered[strings.FieldsFunc(f, func(r rune) bool { return r == '.' || r == '=' })[0]] = true
 		}
 	}
 	for _, c := range HostPowerCases {

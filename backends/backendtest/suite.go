@@ -1,7 +1,3 @@
-// Package backendtest is the contract suite every backend runs against its
-// real daemon: the same spec in, the same observable behaviour out. Cases
-// are skipped only by declared capability; for a declared gap the suite
-// asserts the warning instead. Each backend's tests call Run.
 package backendtest
 
 import (
@@ -32,7 +28,8 @@ type Open func(t *testing.T) backends.Backend
 
 // Run runs every contract case against the backend open returns: the
 // floor check, each case (a declared gap still deploys, asserting the
-// warning and a running container), the host-power table and, for
+// warning and a running container; in a case made of parts it drops only
+// its part), the host-power table and, for
 // backends with native healthchecks, the engine-run healthcheck path.
 func Run(t *testing.T, open Open) {
 	b := open(t)
@@ -43,6 +40,10 @@ func Run(t *testing.T, open Open) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			if len(c.parts) > 0 {
+				runParts(t, b, c)
+				return
+			}
 			x := newEnv(t, b)
 			if gap := x.gapOf(c.fields); gap != "" {
 				x.runGapCase(c, gap)
@@ -202,20 +203,10 @@ func (x *env) mustSh(app, script string) string {
 	return out
 }
 
-// eventually retries check until it returns "" or time runs out.
+// eventually retries check until it returns "" or 30 s have passed.
 func (x *env) eventually(what string, check func() string) {
 	x.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		msg := check()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			x.t.Fatalf("%s: %s", what, msg)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	x.eventuallyWithin(30*time.Second, what, check)
 }
 
 // assertNothingLeft checks no container, network or volume of the project
@@ -243,7 +234,7 @@ func (x *env) gapOf(fields []string) string {
 	return ""
 }
 
-// runGapCase deploys a case's sample with the gap field set and asserts
+// runGapCase deploys a one-field case's sample with the gap field set and asserts
 // exactly the declared warning, a running container, and the rest of the
 // spec served (an environment variable and exec): a declared gap is a
 // reviewed decision, not a skipped case.

@@ -100,8 +100,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
 			"update":  backends.GapUpdate,
 		},
-		Features:          backends.FeaturesOf(b),
-		NativeHealthcheck: true, // the monitor runs them
+		Features:           backends.FeaturesOf(b),
+		NativeHealthcheck:  true, // the monitor runs them
+		LoopbackRegistries: true, // plainHTTP
 	}
 }
 

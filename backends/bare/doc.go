@@ -74,8 +74,9 @@
 // backend. Client-local mounts of a `cornus serve` session are
 // host binds (CheckLocalMounts), as on dockerhost. Gaps: logging drivers
 // (logs are the monitor's JSON lines) and update (replicas are replaced
-// at once). Not done yet: privileged exec
-// (NotImplemented), runsc's copy path (tar inside the sandbox), adopting
+// at once). A privileged exec gets what a
+// privileged container does (ocispec.PrivilegedExec). Not done yet:
+// runsc's copy path (tar inside the sandbox), adopting
 // a TTY container (its terminal dies with its monitor: it is restarted).
 //
 // Errors: the runtime's failures carry its logged message; "does not

@@ -21,6 +21,8 @@ import (
 
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/cornus-dev/cornus/backends/internal/rootfs"
+
+	"github.com/cornus-dev/cornus/backends/internal/ocispec"
 )
 
 // execRequest is one process to run in a running container.
@@ -42,9 +44,6 @@ type execRequest struct {
 // returns its exit code. A TTY exec gets a terminal of ours as runc's own
 // stdio, which runc relays to the container's and resizes on SIGWINCH.
 func (b *Backend) execIn(ctx context.Context, st stored, r execRequest) (int, error) {
-	if r.privileged {
-		return -1, fmt.Errorf("privileged exec is not supported by the bare backend: %w", errdefs.ErrNotImplemented)
-	}
 	rs, err := b.rt.state(ctx, st.ID)
 	switch {
 	case err == nil && rs.Status == "paused":
@@ -123,6 +122,11 @@ func (b *Backend) execProcess(st stored, pid int, r execRequest) (specs.Process,
 			return p, fmt.Errorf("exec: user %s: %w", r.user, err)
 		}
 		p.User.UID, p.User.GID, p.User.AdditionalGids = u.UID, u.GID, nil
+	}
+	if r.privileged {
+		if err := ocispec.PrivilegedExec(&p); err != nil {
+			return p, err
+		}
 	}
 	return p, nil
 }

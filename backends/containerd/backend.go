@@ -33,7 +33,14 @@ type Backend struct {
 // Option configures New.
 type Option func(*options)
 
-type options struct{ environ []string }
+type options struct {
+	environ []string
+	// monitor: a monitor opening the backend. It sweeps no half-made
+	// containers: its CLI did, and a monitor starting after its CLI was
+	// killed would hold a half-made container's lock while it sweeps, so
+	// the next CLI skipped it and collided with its port or address.
+	monitor bool
+}
 
 // WithEnviron supplies the environment (KEY=VALUE) the backend reads its
 // settings from, and that its monitors inherit.
@@ -74,6 +81,9 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 			return nil, fmt.Errorf("containerd backend: %w", err)
 		}
 	}
+	if o.monitor {
+		return b, nil
+	}
 	if err := b.removeHalfMade(ctx); err != nil {
 		_ = cli.Close()
 		return nil, fmt.Errorf("containerd backend: %w", err)
@@ -97,8 +107,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
 			"update":  backends.GapUpdate,
 		},
-		Features:          backends.FeaturesOf(b),
-		NativeHealthcheck: true, // the monitor runs them
+		Features:           backends.FeaturesOf(b),
+		NativeHealthcheck:  true, // the monitor runs them
+		LoopbackRegistries: true, // plainHTTP
 	}
 }
 

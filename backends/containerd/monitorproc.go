@@ -11,7 +11,7 @@ import (
 // container's networks on their gateways — whichever monitor of a network
 // binds first serves it; the others retry, so one takes over when it goes.
 func RunMonitor(ctx context.Context, environ []string, id string) error {
-	b, err := New(ctx, WithEnviron(environ))
+	b, err := New(ctx, WithEnviron(environ), func(o *options) { o.monitor = true })
 	if err != nil {
 		return err
 	}

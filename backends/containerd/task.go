@@ -13,10 +13,11 @@ import (
 	"github.com/containerd/containerd/api/services/tasks/v1"
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
-	"github.com/containerd/errdefs"
 	"github.com/containerd/errdefs/pkg/errgrpc"
 
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+
+	"github.com/cornus-dev/cornus/backends/internal/ocispec"
 )
 
 // MonitorTask is the container as its monitor drives it. It runs in the
@@ -187,7 +188,9 @@ func (b *Backend) execIn(ctx context.Context, ctr client.Container, task client.
 		p.User.UID, p.User.GID, p.User.AdditionalGids = uid, gid, nil
 	}
 	if r.privileged {
-		return -1, fmt.Errorf("privileged exec is not supported by the containerd backend: %w", errdefs.ErrNotImplemented)
+		if err := ocispec.PrivilegedExec(&p); err != nil {
+			return -1, err
+		}
 	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)

@@ -33,7 +33,8 @@ func capabilitiesFor(api string) backends.Capabilities {
 	if versions.LessThan(api, apiSubpath) {
 		gaps["volumes.subpath"] = "needs Docker API " + apiSubpath + "+, the daemon speaks " + api
 	}
-	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true}
+	// dockerd always counts 127.0.0.0/8 among its insecure registries.
+	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true, LoopbackRegistries: true}
 }
 
 func (b *Backend) atLeast(api string) bool { return versions.GreaterThanOrEqualTo(b.api, api) }

@@ -50,9 +50,10 @@
 // container's monitor journal; the subscription is not confirmed, so
 // the Docker API proxy's read cache stays off). Healthchecks and restart policies are native on the 6.0 path
 // (the init's monitor), the engine's on the OCI path. Gaps (both paths):
-// egress, logging drivers, update, reservations, deviceCgroupRules, and the
-// host/container namespace modes LXC cannot share (network, pid, ipc, uts,
-// user, cgroup); the OCI path adds ociGaps. Security options: seccomp
+// egress, logging drivers, reservations, deviceCgroupRules, and the
+// host/container namespace modes LXC cannot share (network host,
+// container: and service:, where none and bridge are honored; pid, ipc,
+// uts, user, cgroup); the OCI path adds ociGaps. Security options: seccomp
 // (unconfined or the default), no-new-privileges, and apparmor, label,
 // systempaths, writable-cgroups (Incus's own confinement, unchanged); the
 // rest (podman's mask and unmask, custom seccomp profiles) is

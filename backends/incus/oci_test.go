@@ -142,12 +142,17 @@ func TestWarnings(t *testing.T) {
 }
 
 // appSetting is an app that sets the top-level spec field whose yaml
-// name is path, to a non-zero value.
+// name is path to a non-zero value, or for field=value to that value.
 func appSetting(t *testing.T, path string) spec.App {
 	a := spec.App{Name: "web"}
 	v := reflect.ValueOf(&a).Elem()
+	field, value, isValue := strings.Cut(path, "=")
 	for i := range v.NumField() {
-		if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == path {
+		if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == field {
+			if isValue {
+				v.Field(i).SetString(value + ":x")
+				return a
+			}
 			if !fill(v.Field(i)) {
 				t.Fatalf("cannot fill spec field %s", path)
 			}

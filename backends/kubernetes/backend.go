@@ -141,7 +141,8 @@ func capabilities(cfg config) backends.Capabilities {
 			"ulimits":                     "Kubernetes sets no per-container rlimits (the node's apply)",
 			"resources.limits.pids":       "a pod's PID limit is the node's (kubelet podPidsLimit)",
 			"resources.reservations.pids": "Kubernetes has no PID reservation",
-			"networkMode":                 "every pod joins the cluster network: none, container: and service: have no Kubernetes form (host becomes hostNetwork)",
+			"networkMode=none":            "every pod joins the cluster network (network modes container: and service: are refused: a pod cannot join another pod's network namespace; host is hostNetwork)",
+			"dns":                         "a pod resolves through the cluster DNS, which does not forward to a pod's own servers: they are listed after it and asked only when it does not answer",
 			"utsMode":                     "a pod shares the host's UTS namespace only with hostNetwork",
 			"cgroupnsMode":                "the runtime picks the cgroup namespace (private on cgroup v2)",
 			"devices":                     "devices reach pods through device plugins, not by path",
@@ -156,6 +157,7 @@ func capabilities(cfg config) backends.Capabilities {
 			"networks.ipv4":               "the cluster's IPAM assigns pod addresses",
 			"networks.ipv6":               "the cluster's IPAM assigns pod addresses",
 			"logging":                     "the kubelet keeps container logs; no log drivers",
+			"hooks.privileged":            "an exec in a pod has the container's own privileges (the API has no privileged exec): the hook runs with them",
 		},
 		NativeHealthcheck: true, // readiness probes
 		Sidecars:          true, // a native sidecar in the replica's pod (sidecar.go)

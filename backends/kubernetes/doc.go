@@ -63,7 +63,9 @@
 //
 // # Capability matrix
 //
-// Features: images (inspect, list), pull, networks, connect, kill,
+// Features: images (inspect, list), pull, networks, connect (a running
+// container's resolv.conf gains the network's search domain at once, where
+// its image has a shell: resolver.go), kill,
 // restart (stop, then a new pod), attach (before start too: the pod's log
 // from its first line, stdin through attach), copy, top, rename, events,
 // workloads, dial (pods/portforward) and remote mode (CORNUS_K8S_REMOTE=1:
@@ -71,12 +73,15 @@
 // Not: pause (Kubernetes cannot freeze a pod), stats (metrics need a
 // metrics server). Healthchecks and restart policies are native (the
 // kubelet). Gaps (Capabilities().Gaps says why): domainname, ulimits,
-// pids limits and reservations, networkMode (none and container modes),
-// utsMode, cgroupnsMode, devices, deviceCgroupRules,
+// pids limits and reservations, networkMode none (container: and
+// service: modes are refused; host is hostNetwork), dns servers (asked
+// only after the cluster DNS), utsMode, cgroupnsMode, devices,
+// deviceCgroupRules,
 // healthcheck.startInterval, restart.maxRetries, the owner of secrets and
-// configs, tmpfs.mode, static addresses, logging; securityOpt.systempaths
-// unless CORNUS_K8S_USER_NAMESPACES=1, and update with
-// CORNUS_K8S_WORKLOADS=pods (Deployments roll updates out). Logs keep
+// configs, tmpfs.mode, static addresses, logging, privileged hooks (an
+// exec has the container's privileges); securityOpt.systempaths unless
+// CORNUS_K8S_USER_NAMESPACES=1, and update with CORNUS_K8S_WORKLOADS=pods
+// (Deployments roll updates out). Logs keep
 // stdout and stderr apart only where the cluster splits log streams
 // (PodLogsQuerySplitStreams).
 //

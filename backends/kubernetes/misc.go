@@ -144,6 +144,7 @@ func (b *Backend) Connect(ctx context.Context, network, id string, aliases []str
 		if err := b.putSlice(ctx, c, ref, owner); err != nil {
 			return err
 		}
+		b.resolveOn(ctx, c, search, "")
 	}
 	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "connect", nil)
 	return nil
@@ -184,6 +185,9 @@ func (b *Backend) Disconnect(ctx context.Context, network, id string, force bool
 		err := b.disc.EndpointSlices(b.cfg.namespace).Delete(ctx, sliceName(c.pod.Name, netRef{Object: svc.Name}), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return wrap(err, "disconnect %s from %s", c.rec.Name, network)
+		}
+		if stateOf(c.pod).state == backends.StateRunning {
+			b.resolveOn(ctx, c, "", search)
 		}
 	}
 	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "disconnect", nil)

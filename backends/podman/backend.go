@@ -155,7 +155,7 @@ func capabilitiesFor(info *hostInfo) backends.Capabilities {
 			gaps["resources.limits"] = "a rootless podman cannot set cgroup limits on cgroup v1"
 		}
 	}
-	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true}
+	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true, LoopbackRegistries: true}
 }
 
 // hostInfo returns the daemon's info, fetched once (or kept from an

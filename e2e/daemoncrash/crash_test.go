@@ -31,7 +31,9 @@ func TestMain(m *testing.M) { testbin.Main(m.Run, "../../cmd/cornus", &cornusBin
 const image = "cornus-test/busybox:1"
 
 // six services on the project network, one with a named volume: enough
-// starts in flight that a kill lands between creating and starting a task.
+// starts in flight that a kill lands between creating and starting a
+// task. s6 waits for s5 to be healthy, which takes two seconds: up is
+// still running when the daemon is killed, and s6 is not yet created.
 const compose = `
 x-svc: &svc
   image: cornus-test/busybox:1
@@ -41,8 +43,11 @@ services:
   s2: *svc
   s3: *svc
   s4: {<<: *svc, volumes: ["data:/data"]}
-  s5: *svc
-  s6: *svc
+  s5:
+    <<: *svc
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 2; touch /tmp/ready; while true; do sleep 0.2; done"]
+    healthcheck: {test: ["CMD", "test", "-f", "/tmp/ready"], interval: 200ms, retries: 100}
+  s6: {<<: *svc, depends_on: {s5: {condition: service_healthy}}}
 volumes:
   data: {}
 `
@@ -100,6 +105,11 @@ func TestUpConvergesAfterDaemonCrash(t *testing.T) {
 		killed := d.killDuringUp(t, dir, env, delay)
 		d.start()
 		states := d.states(t, project)
+		// The kill must have cut up short: up failed, and s6 (created only
+		// once s5 is healthy) does not exist yet.
+		if killed != "up failed" || slices.ContainsFunc(d.list(t, project), func(c backends.Container) bool { return c.App() == "s6" }) {
+			t.Fatalf("round %d: the kill %v after the first start did not interrupt up (%s; after restart %s): the round tests nothing", round, delay, killed, states)
+		}
 		out, err := run("compose", "--progress", "plain", "up", "-d")
 		if err != nil {
 			t.Fatalf("round %d: up after the crash failed: %v\n%s\nstates after restart: %s\ndockerd log:\n%s", round, err, out, states, d.logTail())

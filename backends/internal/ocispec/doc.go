@@ -7,7 +7,7 @@
 // Entry points: Opts (the spec as containerd oci.SpecOpts, from an Input
 // the backend fills with its host paths), BindMount and FindInit for the
 // mounts Create prepares, EnsureShared for a bind with shared
-// propagation. What differs between backends is data in Input: the
+// propagation, PrivilegedExec for an exec's process. What differs between backends is data in Input: the
 // backend's name for messages and, for a backend that mounts the root
 // itself, its path. Applying the options (client.WithNewSpec, or
 // oci.GenerateSpec with no client) and cgroup placement stay with the
