@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/internal/testnet"
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +34,7 @@ type remoteServed struct {
 // it has none: remote mode is dockerhost's, containerd's and
 // kubernetes's).
 func remoteEnvVar() string {
-	switch registry.Selected(os.Environ()) {
+	switch fromenv.Selected(os.Environ()) {
 	case "dockerhost":
 		return "CORNUS_DOCKER_REMOTE"
 	case "containerd":
@@ -50,7 +50,7 @@ func startRemoteServer(t *testing.T) *remoteServed {
 	daemon(t)
 	v := remoteEnvVar()
 	if v == "" {
-		t.Skipf("remote mode is the dockerhost, containerd and kubernetes backends'; %s has none", registry.Selected(os.Environ()))
+		t.Skipf("remote mode is the dockerhost, containerd and kubernetes backends'; %s has none", fromenv.Selected(os.Environ()))
 	}
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {

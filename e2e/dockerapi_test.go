@@ -17,13 +17,13 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 )
 
 // proxyBackends are the backends the Docker API proxy is proven on with
 // real clients: the one this run selects (CORNUS_DEPLOY_BACKEND; `make
 // test` runs the package once per backend).
-var proxyBackends = []string{registry.Selected(os.Environ())}
+var proxyBackends = []string{fromenv.Selected(os.Environ())}
 
 // proxy is a `cornus daemon docker` under test and the environment that
 // points clients at it.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/internal/testbin"
 	"github.com/cornus-dev/cornus/internal/testimage"
 )
@@ -48,14 +48,14 @@ func TestMain(m *testing.M) {
 // the directory alone does not hold), the implicit default one included.
 func removeDataDir(dir string) {
 	defer os.RemoveAll(dir)
-	switch registry.Selected(os.Environ()) {
+	switch fromenv.Selected(os.Environ()) {
 	case "containerd", "bare":
 	default:
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := registry.Open(ctx, os.Environ())
+	b, err := fromenv.Open(ctx, os.Environ())
 	if err != nil {
 		return
 	}
@@ -76,7 +76,7 @@ func removeDataDir(dir string) {
 // selected.
 func onlyOn(t *testing.T, backend, why string) {
 	t.Helper()
-	if sel := registry.Selected(os.Environ()); sel != backend {
+	if sel := fromenv.Selected(os.Environ()); sel != backend {
 		t.Skipf("%s only: %s (this run selects %s)", backend, why, sel)
 	}
 }
@@ -87,9 +87,9 @@ func daemon(t *testing.T) backends.Backend {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := registry.Open(ctx, os.Environ())
+	b, err := fromenv.Open(ctx, os.Environ())
 	if err != nil {
-		msg := fmt.Sprintf("no daemon for %s: %v (start one with scripts/setup.sh)", registry.Selected(os.Environ()), err)
+		msg := fmt.Sprintf("no daemon for %s: %v (start one with scripts/setup.sh)", fromenv.Selected(os.Environ()), err)
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/caretaker/mount"
 )
 
@@ -21,7 +21,7 @@ import (
 // ends, passed).
 func localMountsServed(t *testing.T, p *project) bool {
 	t.Helper()
-	switch sel := registry.Selected(os.Environ()); sel {
+	switch sel := fromenv.Selected(os.Environ()); sel {
 	case "dockerhost", "bare":
 		return true
 	default:

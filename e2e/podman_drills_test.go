@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/internal/testnet"
 )
 
@@ -92,7 +92,7 @@ func (s *podmanService) backend() backends.Backend {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := registry.Open(ctx, append(os.Environ(), s.env()...))
+	b, err := fromenv.Open(ctx, append(os.Environ(), s.env()...))
 	if err != nil {
 		s.t.Fatal(err)
 	}

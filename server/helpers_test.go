@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/internal/testimage"
 	"github.com/cornus-dev/cornus/server/client"
@@ -45,7 +45,7 @@ func newTestServer(t testing.TB) *testServer {
 	defer cancel()
 	dir := t.TempDir()
 	env := append(os.Environ(), "CORNUS_DATA_DIR="+filepath.Join(dir, "data"), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"))
-	b, err := registry.Open(ctx, env)
+	b, err := fromenv.Open(ctx, env)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("a backend is required under CI: %v", err)

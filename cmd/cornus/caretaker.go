@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/caretaker"
 )
 
@@ -48,7 +48,7 @@ func newAgentCmd(s streams) *cobra.Command {
 		Short: "Build the agent image from this binary, load it into the backend, print its reference",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := registry.Open(cmd.Context(), s.Environ)
+			b, err := fromenv.Open(cmd.Context(), s.Environ)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/dockerapi"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/svc"
@@ -60,7 +60,7 @@ func serveDocker(ctx context.Context, s streams, listen string, debug bool) erro
 	if err != nil {
 		return err
 	}
-	b, err := registry.Open(ctx, s.Environ)
+	b, err := fromenv.Open(ctx, s.Environ)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server"
 	"github.com/cornus-dev/cornus/server/api"
@@ -34,7 +34,7 @@ func reach(ctx context.Context, s streams, f *composeFlags) (client.Dialer, func
 		}
 		return sess, func() { _ = sess.Close() }, nil
 	}
-	b, err := registry.Open(ctx, s.Environ)
+	b, err := fromenv.Open(ctx, s.Environ)
 	if err != nil {
 		return nil, nil, err
 	}

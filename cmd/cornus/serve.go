@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/server"
 )
 
@@ -40,7 +40,7 @@ func newServeCmd(s streams) *cobra.Command {
 				cfg.AdvertiseURL = envValue(s.Environ, server.EnvAdvertiseURL)
 			}
 			cfg.Log = slog.New(slog.NewJSONHandler(s.Err, nil))
-			b, err := registry.Open(ctx, s.Environ)
+			b, err := fromenv.Open(ctx, s.Environ)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/registry"
+	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
@@ -72,7 +72,7 @@ func openSession(ctx context.Context, s streams, server, projectDir, progressMod
 		}
 		return &session{engine: r.projects, progress: pw, remote: r}, nil
 	}
-	b, err := registry.Open(ctx, s.Environ)
+	b, err := fromenv.Open(ctx, s.Environ)
 	if err != nil {
 		pw.Close()
 		return nil, err

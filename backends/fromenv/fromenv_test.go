@@ -1,4 +1,4 @@
-package registry
+package fromenv
 
 import (
 	"testing"
