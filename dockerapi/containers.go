@@ -17,7 +17,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/enginecreate"
+	"github.com/cornus-dev/cornus/dockerapi/createbody"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -191,7 +191,7 @@ func (s *Server) containerCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	in, warns, err := enginecreate.ToApp(enginecreate.Input{Req: req, Name: name, Networks: known})
+	in, warns, err := createbody.ToApp(createbody.Input{Req: req, Name: name, Networks: known})
 	if err != nil {
 		writeError(w, err)
 		return

@@ -15,7 +15,7 @@
 //
 // Requests may name an API version from MinAPIVersion to MaxAPIVersion
 // (version.go, as dockerd checks them). Container creates are read by
-// enginecreate.ToApp and checked against the host policy (WithPolicy;
+// createbody.ToApp and checked against the host policy (WithPolicy;
 // by default nothing is allowed) before the backend sees them; a feature
 // the backend does not declare answers 501 naming the backend
 // (features.go).
@@ -25,6 +25,6 @@
 // the backend confirms its event subscription; WithReadCache(false) turns
 // it off and WithCacheTTL bounds (or, for tests, unbounds) its age.
 //
-// dockerapi imports backends, enginecreate, hostpolicy, spec and
+// dockerapi imports backends, dockerapi/createbody, hostpolicy, spec and
 // internal/{buildinfo,statustext}; never the engine or the CLI.
 package dockerapi

@@ -10,14 +10,14 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/filecopy"
-	"github.com/cornus-dev/cornus/enginecreate"
+	"github.com/cornus-dev/cornus/dockerapi/createbody"
 )
 
 // Create makes the container (not started): create with the first
 // network, connect the others, copy secrets and configs in. On any failure
 // after the container exists it is removed again.
 func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
-	req, err := enginecreate.FromSpec(cs, enginecreate.Options{StartInterval: b.atLeast(apiStartInterval), Subpath: b.atLeast(apiSubpath)})
+	req, err := createbody.FromSpec(cs, createbody.Options{StartInterval: b.atLeast(apiStartInterval), Subpath: b.atLeast(apiSubpath)})
 	if err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
 	}
@@ -60,7 +60,7 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 	return c, nil
 }
 
-func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.ContainerSpec, req enginecreate.Request) (backends.Container, error) {
+func (b *Backend) finishCreate(ctx context.Context, id string, cs backends.ContainerSpec, req createbody.Request) (backends.Container, error) {
 	for _, n := range req.Connect {
 		if _, err := b.cli.NetworkConnect(ctx, n.Name, client.NetworkConnectOptions{Container: id, EndpointConfig: n.Endpoint}); err != nil {
 			return backends.Container{}, wrap(err, "create container %s: connect network %s", cs.Name, n.Name)

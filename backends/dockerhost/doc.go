@@ -8,14 +8,14 @@
 // its optional features (backends.FeaturesOf: all but workloads, host
 // reach, dial and rootless; local mounts as host binds and remote mode,
 // CORNUS_DOCKER_REMOTE=1, remote.go). Create bodies come from
-// enginecreate.FromSpec. It imports backends, backends/internal/filecopy,
-// enginecreate, spec and internal/{hostlock,statustext} only; never the
+// createbody.FromSpec. It imports backends, backends/internal/filecopy,
+// dockerapi/createbody, spec and internal/{hostlock,statustext} only; never the
 // engine or the CLI, and it never shells out to the docker CLI.
 //
 // # Capability matrix
 //
 // Honored natively: healthchecks (Docker runs them) and restart policies.
-// Every spec.App field maps onto the create request (see enginecreate)
+// Every spec.App field maps onto the create request (see dockerapi/createbody)
 // except:
 //
 //	field                          API   reason

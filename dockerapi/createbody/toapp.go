@@ -1,4 +1,4 @@
-package enginecreate
+package createbody
 
 import (
 	"fmt"
