@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/backends/kubernetes"
-	"github.com/cornus-dev/cornus/deploy"
 )
 
 // newK8sCmd groups what is specific to the kubernetes backend.
@@ -26,7 +25,7 @@ func newK8sRBACCmd(s streams) *cobra.Command {
 			if namespace == "" {
 				namespace = envValue(s.Environ, kubernetes.EnvNamespace)
 			}
-			_, err := fmt.Fprint(s.Out, deploy.KubernetesRBAC(namespace))
+			_, err := fmt.Fprint(s.Out, kubernetes.RBAC(namespace))
 			return err
 		},
 	}
