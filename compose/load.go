@@ -38,20 +38,14 @@ type LoadResult struct {
 	Warnings []spec.Warning
 }
 
-// Load reads Compose files (or a devcontainer.json) into a compose-go
+// Load reads Compose files into a compose-go
 // project: overrides merged, include and extends resolved, profiles applied,
 // variables interpolated, env_file read, and cornus's x-cornus-* extensions
 // parsed and validated into typed values.
 func Load(ctx context.Context, o Options) (res LoadResult, err error) {
-	defer func() {
-		// compose-go is large and parses untrusted input: never let a bug
-		// there crash the caller (the API server serves many clients).
-		if r := recover(); r != nil {
-			res, err = LoadResult{}, fmt.Errorf("load compose project: internal error on this input (please report it): %v", r)
-		}
-	}()
+	defer recoverLoad(&err)
 	if o.Devcontainer != "" {
-		return loadDevcontainer(ctx, o)
+		return LoadResult{}, fmt.Errorf("load %s: a devcontainer.json is loaded by package compose/devcontainer", o.Devcontainer)
 	}
 	files, err := o.ComposeFiles()
 	if err != nil {
@@ -98,6 +92,15 @@ func (o Options) loaderOptions(d types.ConfigDetails) []func(*loader.Options) {
 		}
 		lo.ConvertWindowsPaths = lo.ResolvePaths && utils.StringToBool(env["COMPOSE_CONVERT_WINDOWS_PATHS"])
 	}}
+}
+
+// recoverLoad turns a panic in compose-go into *err: compose-go is large
+// and parses untrusted input, and a bug there must never crash the caller
+// (the API server serves many clients).
+func recoverLoad(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("load compose project: internal error on this input (please report it): %v", r)
+	}
 }
 
 // nameSource says where an explicit project name comes from, for errors.

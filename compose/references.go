@@ -219,3 +219,19 @@ func includeEntry(entry any) (paths, envFiles []string, projectDir string) {
 	}
 	return nil, nil, ""
 }
+
+func stringsOf(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}

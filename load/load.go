@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cornus-dev/cornus/compose"
+	"github.com/cornus-dev/cornus/compose/devcontainer"
 	"github.com/cornus-dev/cornus/spec"
 	"github.com/cornus-dev/cornus/translate"
 )
@@ -45,7 +46,11 @@ func Compose(ctx context.Context, o compose.Options) (Result, error) {
 		o.Files, o.Devcontainer = d.Files, d.Devcontainer
 		source = usingLine(o.WorkingDir, d)
 	}
-	lr, err := compose.Load(ctx, o)
+	load := compose.Load
+	if o.Devcontainer != "" {
+		load = devcontainer.Load
+	}
+	lr, err := load(ctx, o)
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,4 +1,4 @@
-package compose
+package devcontainer
 
 import (
 	"fmt"
