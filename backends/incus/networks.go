@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -98,10 +99,18 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 		}
 		return err
 	})
-	if err != nil && !errdefs.IsConflict(err) {
-		return backends.Network{}, fmt.Errorf("create network %s (incus bridge %s, %s): %w", runtime, bridge, gw, err)
+	if err == nil {
+		return b.getNetwork(ctx, bridge)
 	}
-	return b.getNetwork(ctx, bridge)
+	// A conflict is "it exists" only when it does: dnsmasq's "address
+	// already in use" is classed a conflict too, and Incus has undone that
+	// bridge.
+	if errdefs.IsConflict(err) {
+		if net, gerr := b.getNetwork(ctx, bridge); gerr == nil {
+			return net, nil
+		}
+	}
+	return backends.Network{}, fmt.Errorf("create network %s (incus bridge %s, %s): %w", runtime, bridge, gw, err)
 }
 
 // vanished reports incusd 6.0's failure to start or stop a bridge when a
@@ -165,6 +174,12 @@ func (b *Backend) pickSubnet(ctx context.Context, subnets []spec.Subnet) (netip.
 			used = append(used, p.Masked())
 		}
 	}
+	// Interfaces Incus does not manage (docker's, CNI's, a bridge a failed
+	// create left with its dnsmasq) hold addresses too, and Incus lists
+	// them without config: a subnet one of them uses makes the new
+	// bridge's dnsmasq fail with "address already in use". incusd is on
+	// this host (a local socket), so its addresses are the host's.
+	used = append(used, hostSubnets()...)
 	start := base.Masked().Addr().As4()
 	count := 1 << (24 - base.Bits())
 	for i := 1; i < count; i++ {
@@ -332,4 +347,30 @@ func freeAddress(gw netip.Prefix, used []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no free address left in %s: %w", pfx, errdefs.ErrResourceExhausted)
+}
+
+// hostSubnets are the IPv4 subnets of the host's interfaces.
+func hostSubnets() []netip.Prefix {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip4 := ipn.IP.To4()
+		if ip4 == nil {
+			continue
+		}
+		ones, bits := ipn.Mask.Size()
+		if bits == 128 {
+			ones -= 96 // an IPv4 address with a 16-byte mask
+		}
+		ip, _ := netip.AddrFromSlice(ip4)
+		out = append(out, netip.PrefixFrom(ip, ones).Masked())
+	}
+	return out
 }
