@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
+	"github.com/moby/moby/client/pkg/versions"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/internal/hostlock"
@@ -16,15 +16,6 @@ import (
 
 // Name is the backend's name in the registry and in warnings.
 const Name = "dockerhost"
-
-// Environment variables that choose the Docker socket, in order.
-const (
-	EnvDockerHost = "DOCKER_HOST"        // any Docker host URL (unix://, tcp://)
-	EnvDockerSock = "CORNUS_DOCKER_SOCK" // a socket path or unix:// URL
-)
-
-// DefaultHost is the socket used when neither variable is set.
-const DefaultHost = "unix:///var/run/docker.sock"
 
 // Backend runs containers on one Docker Engine.
 type Backend struct {
@@ -43,25 +34,6 @@ type Backend struct {
 }
 
 var _ backends.Backend = (*Backend)(nil)
-
-// Option configures New. Options do no I/O and may come in any order.
-type Option func(*config)
-
-type config struct {
-	host    string
-	environ []string
-}
-
-// WithHost sets the Docker host URL (unix:///path, tcp://host:port),
-// overriding the environment.
-func WithHost(host string) Option { return func(c *config) { c.host = host } }
-
-// WithEnviron gives the KEY=VALUE environment that DOCKER_HOST,
-// CORNUS_DOCKER_SOCK and CORNUS_DOCKER_REMOTE are read from (the package
-// never reads os.Environ).
-func WithEnviron(environ []string) Option {
-	return func(c *config) { c.environ = environ }
-}
 
 // New connects to the Docker daemon, negotiates the API version and pings
 // it. An unreachable daemon is an errdefs.Unavailable error that says how
@@ -92,22 +64,6 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 		remote: remoteOn(environ)}, nil
 }
 
-// HostFromEnv picks the Docker host: DOCKER_HOST, else CORNUS_DOCKER_SOCK
-// (a path or a unix:// URL), else DefaultHost.
-func HostFromEnv(environ []string) string {
-	get := func(key string) string { return strings.TrimSpace(envValue(environ, key)) }
-	if h := get(EnvDockerHost); h != "" {
-		return h
-	}
-	if s := get(EnvDockerSock); s != "" {
-		if strings.Contains(s, "://") {
-			return s
-		}
-		return "unix://" + s
-	}
-	return DefaultHost
-}
-
 // Name returns "dockerhost".
 func (b *Backend) Name() string { return Name }
 
@@ -119,3 +75,36 @@ func (b *Backend) APIVersion() string { return b.api }
 
 // Close releases the client's idle connections.
 func (b *Backend) Close() error { return b.cli.Close() }
+
+// API versions that gate spec fields.
+const (
+	apiStartInterval = "1.44" // HealthConfig.StartInterval
+	apiSubpath       = "1.45" // VolumeOptions.Subpath
+	apiStopSignal    = "1.42" // signal= on stop and restart
+)
+
+// Capabilities reports what this daemon honors at the negotiated API
+// version.
+func (b *Backend) Capabilities() backends.Capabilities {
+	c := capabilitiesFor(b.api)
+	c.Features = backends.FeaturesOf(b)
+	return c
+}
+
+func capabilitiesFor(api string) backends.Capabilities {
+	gaps := map[string]string{
+		"resources.reservations.cpus": "Docker has no CPU reservation",
+		"resources.reservations.pids": "Docker has no PID reservation (pids is a limit only)",
+		"update":                      backends.GapUpdate,
+	}
+	if versions.LessThan(api, apiStartInterval) {
+		gaps["healthcheck.startInterval"] = "needs Docker API " + apiStartInterval + "+, the daemon speaks " + api
+	}
+	if versions.LessThan(api, apiSubpath) {
+		gaps["volumes.subpath"] = "needs Docker API " + apiSubpath + "+, the daemon speaks " + api
+	}
+	// dockerd always counts 127.0.0.0/8 among its insecure registries.
+	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: true, LoopbackRegistries: true}
+}
+
+func (b *Backend) atLeast(api string) bool { return versions.GreaterThanOrEqualTo(b.api, api) }

@@ -2,10 +2,16 @@ package dockerhost
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/api/types/image"
+	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -66,4 +72,79 @@ func (b *Backend) ListImages(ctx context.Context) ([]backends.Image, error) {
 func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error {
 	_, err := b.cli.ImageRemove(ctx, ref, client.ImageRemoveOptions{Force: force, PruneChildren: true})
 	return wrap(err, "remove image %s", ref)
+}
+
+// LoadImage imports a docker-archive or OCI-layout tar and returns the
+// references it created ("Loaded image: X", or the ID for untagged
+// images).
+func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error) {
+	rc, err := b.cli.ImageLoad(ctx, tar, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return nil, wrap(err, "load image")
+	}
+	defer rc.Close()
+	refs, err := loadedRefs(rc)
+	return refs, wrap(err, "load image")
+}
+
+// loadedRefs parses the load stream's "Loaded image: X" and "Loaded image
+// ID: X" lines.
+func loadedRefs(r io.Reader) ([]string, error) {
+	var refs []string
+	err := decodeMessages(r, func(m jsonstream.Message) {
+		for _, line := range strings.Split(m.Stream, "\n") {
+			line = strings.TrimSpace(line)
+			for _, prefix := range []string{"Loaded image ID: ", "Loaded image: "} {
+				if ref, ok := strings.CutPrefix(line, prefix); ok && ref != "" {
+					refs = append(refs, ref)
+					break
+				}
+			}
+		}
+	})
+	return refs, err
+}
+
+// PullImage pulls ref from its registry, reporting progress.
+func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backends.PullProgress)) error {
+	rc, err := b.cli.ImagePull(ctx, ref, client.ImagePullOptions{})
+	if err != nil {
+		return wrap(err, "pull image %s", ref)
+	}
+	defer rc.Close()
+	return wrap(decodePull(rc, progress), "pull image %s", ref)
+}
+
+// decodePull reads the daemon's JSON message stream; an error message in
+// it fails the pull.
+func decodePull(r io.Reader, progress func(backends.PullProgress)) error {
+	return decodeMessages(r, func(m jsonstream.Message) {
+		if progress == nil {
+			return
+		}
+		p := backends.PullProgress{ID: m.ID, Status: m.Status}
+		if m.Progress != nil {
+			p.Current, p.Total = m.Progress.Current, m.Progress.Total
+		}
+		progress(p)
+	})
+}
+
+// decodeMessages calls fn for each message of a JSON message stream and
+// returns the first error message the stream carries.
+func decodeMessages(r io.Reader, fn func(jsonstream.Message)) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m jsonstream.Message
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read progress stream: %w", err)
+		}
+		if m.Error != nil {
+			return errors.New(m.Error.Message)
+		}
+		fn(m)
+	}
 }

@@ -3,7 +3,6 @@ package dockerhost
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/containerd/errdefs"
 )
@@ -28,14 +27,3 @@ func (b *Backend) CheckLocalMounts(context.Context) error {
 
 // remoteOn reads EnvRemote: only "1" turns remote mode on.
 func remoteOn(environ []string) bool { return envValue(environ, EnvRemote) == "1" }
-
-// envValue is key's value in environ, the last one winning as in a shell.
-func envValue(environ []string, key string) string {
-	v := ""
-	for _, kv := range environ {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
-}

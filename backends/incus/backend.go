@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"sync"
-
-	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
@@ -44,15 +41,6 @@ type Backend struct {
 	// allocation within this process; a file lock covers other processes.
 	ensureMu sync.Mutex
 }
-
-// Option configures New. Options do no I/O and may come in any order.
-type Option func(*options)
-
-type options struct{ environ []string }
-
-// WithEnviron gives the KEY=VALUE environment the configuration is read
-// from (the package never reads os.Environ).
-func WithEnviron(environ []string) Option { return func(o *options) { o.environ = environ } }
 
 // New connects to incusd on CORNUS_INCUS_SOCKET. It fails (Unavailable)
 // when incusd does not answer, naming the socket and how to start it.
@@ -132,27 +120,5 @@ func capabilitiesFor(oci bool) backends.Capabilities {
 	maps.Copy(gaps, ociGaps)
 	return backends.Capabilities{Gaps: gaps, NativeHealthcheck: false}
 }
-
-// storagePool is the pool of the default profile's root disk, where
-// volumes go.
-func (b *Backend) storagePool(ctx context.Context) (string, error) {
-	b.poolOnce.Do(func() {
-		var p profile
-		if err := b.cli.call(ctx, request{method: "GET", path: "/1.0/profiles/default"}, &p); err != nil {
-			b.poolErr = fmt.Errorf("incus: default profile: %w", err)
-			return
-		}
-		for _, d := range p.Devices {
-			if d["type"] == "disk" && d["path"] == "/" && d["pool"] != "" {
-				b.pool = d["pool"]
-				return
-			}
-		}
-		b.poolErr = fmt.Errorf("incus: the default profile has no root disk on a storage pool (scripts/incus.sh sets one up): %w", errdefs.ErrFailedPrecondition)
-	})
-	return b.pool, b.poolErr
-}
-
-func instancePath(name string) string { return "/1.0/instances/" + url.PathEscape(name) }
 
 var _ backends.Backend = (*Backend)(nil)

@@ -100,3 +100,12 @@ const (
 	ctrBinDir  = ctrBase + "/bin"
 	ctrRecords = ctrBase + "/records"
 )
+
+// Option configures New. Options do no I/O and may come in any order.
+type Option func(*options)
+
+type options struct{ environ []string }
+
+// WithEnviron gives the KEY=VALUE environment the configuration is read
+// from (the package never reads os.Environ).
+func WithEnviron(environ []string) Option { return func(o *options) { o.environ = environ } }

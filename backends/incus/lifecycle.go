@@ -363,3 +363,22 @@ func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
 		}
 	}
 }
+
+// Rename renames a container: its cornus name (the Incus instance keeps
+// its name, so the record directory and mounts stay valid).
+func (b *Backend) Rename(ctx context.Context, id, name string) error {
+	in, err := b.find(ctx, id)
+	if err != nil {
+		return fmt.Errorf("rename container %s: %w", id, err)
+	}
+	if other, err := b.find(ctx, name); err == nil && other.Name != in.Name {
+		return fmt.Errorf("rename container %s: the name %s is in use: %w", id, name, errdefs.ErrConflict)
+	}
+	patch := map[string]any{"config": map[string]string{keyName: name}}
+	if err := b.cli.call(ctx, request{method: "PATCH", path: instancePath(in.Name), body: patch}, nil); err != nil {
+		return fmt.Errorf("rename container %s: %w", id, err)
+	}
+	in.Config[keyName] = name
+	b.event("rename", in)
+	return nil
+}

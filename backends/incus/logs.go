@@ -1,13 +1,11 @@
 package incus
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"time"
-
-	"github.com/containerd/errdefs"
+	"os"
+	"path/filepath"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
@@ -29,86 +27,38 @@ func (b *Backend) Logs(ctx context.Context, id string, o backends.LogOptions) er
 		Timestamps: o.Timestamps, Stdout: o.Stdout, Stderr: o.Stderr})
 }
 
-// Attach streams the main process's output and feeds its stdin through
-// the monitor in the container, which owns its stdio. A container created
-// but not started yet is waited for (docker run attaches first, then
-// starts): output-only attachments follow the log from its start, one
-// with stdin replays what the process wrote before the attachment took.
-func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
-	in, err := b.find(ctx, id)
+// maxConsoleLog bounds one read of an instance's console log.
+const maxConsoleLog = 16 << 20
+
+// consoleLog returns everything an OCI container wrote to its console so
+// far. Incus's console log drains on each read while the instance runs,
+// so every read is appended to cornus's own copy
+// (<data dir>/console/<instance>.log), which is what is returned.
+func (b *Backend) consoleLog(ctx context.Context, name string) ([]byte, error) {
+	resp, err := b.cli.raw(ctx, request{method: "GET", path: instancePath(name) + "/console"})
 	if err != nil {
-		return fmt.Errorf("attach to container %s: %w", id, err)
+		return nil, fmt.Errorf("console log: %w", err)
 	}
-	dir := in.Config[keyDir]
-	if dir == "" {
-		return fmt.Errorf("attach to container %s: Incus runs this OCI container's process itself; use exec: %w", id, errdefs.ErrNotImplemented)
+	fresh, err := io.ReadAll(io.LimitReader(resp.Body, maxConsoleLog))
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("console log: %w", err)
 	}
-	attached := o.Attached
-	replay := o.Logs
-	lo := backends.LogOptions{Tail: -1, Stdout: o.Stdout, Stderr: cmp.Or[io.Writer](o.Stderr, o.Stdout)}
-	if r := recordOf(in); r.State.Status == monitor.StatusCreated && r.Monitor.Pid == 0 {
-		if attached != nil {
-			attached()
-			attached = nil
-		}
-		if err := awaitMonitor(ctx, dir); err != nil {
-			return fmt.Errorf("attach to container %s: %w", id, err)
-		}
-		if o.Stdin == nil && o.Stream {
-			lo.Follow = true
-			return b.Logs(ctx, id, lo)
-		}
-		replay = true
+	dir := filepath.Join(b.cfg.dataDir, "console")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("console log: %w", err)
 	}
-	if o.Resize != nil {
-		go forwardResize(ctx, dir, o.Resize)
+	path := filepath.Join(dir, name+".log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("console log: %w", err)
 	}
-	if replay {
-		if err := b.Logs(ctx, id, lo); err != nil {
-			return err
-		}
+	defer f.Close()
+	if _, err := f.Write(fresh); err != nil {
+		return nil, fmt.Errorf("console log: %w", err)
 	}
-	if !o.Stream {
-		return nil
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
 	}
-	return monitor.Attach(ctx, dir, monitor.AttachStreams{Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Attached: attached})
-}
-
-// awaitMonitor waits until the container's init runs its monitor, or the
-// container will never run.
-func awaitMonitor(ctx context.Context, dir string) error {
-	t := time.NewTicker(20 * time.Millisecond)
-	defer t.Stop()
-	for {
-		r, err := monitor.ReadRecord(dir)
-		switch {
-		case err != nil:
-			return err
-		case r.Final():
-			return nil
-		case r.Monitor.Pid != 0 && r.State.Status != monitor.StatusCreated:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for it to start: %w", ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-func forwardResize(ctx context.Context, dir string, sizes <-chan backends.TermSize) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case s, ok := <-sizes:
-			if !ok {
-				return
-			}
-			if err := monitor.Resize(ctx, dir, uint32(s.Width), uint32(s.Height)); err != nil && !errdefs.IsConflict(err) {
-				return
-			}
-		}
-	}
+	return io.ReadAll(io.LimitReader(f, maxConsoleLog))
 }

@@ -244,3 +244,23 @@ func (b *Backend) placeStorage(ctx context.Context, cs backends.ContainerSpec, p
 	}
 	return nil
 }
+
+// storagePool is the pool of the default profile's root disk, where
+// volumes go.
+func (b *Backend) storagePool(ctx context.Context) (string, error) {
+	b.poolOnce.Do(func() {
+		var p profile
+		if err := b.cli.call(ctx, request{method: "GET", path: "/1.0/profiles/default"}, &p); err != nil {
+			b.poolErr = fmt.Errorf("incus: default profile: %w", err)
+			return
+		}
+		for _, d := range p.Devices {
+			if d["type"] == "disk" && d["path"] == "/" && d["pool"] != "" {
+				b.pool = d["pool"]
+				return
+			}
+		}
+		b.poolErr = fmt.Errorf("incus: the default profile has no root disk on a storage pool (scripts/incus.sh sets one up): %w", errdefs.ErrFailedPrecondition)
+	})
+	return b.pool, b.poolErr
+}

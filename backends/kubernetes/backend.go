@@ -35,25 +35,9 @@ type Backend struct {
 	images map[string]backends.Image // image probes' results, by reference
 	// warnedPolicy: the NetworkPolicy enforcement note was printed.
 	warnedPolicy bool
-	// failed: why a pod cannot start, seen in its events (start.go).
+	// failed: why a pod cannot start, seen in its events (startup.go).
 	failed map[string]string
 }
-
-// Option configures New.
-type Option func(*options)
-
-type options struct {
-	environ []string
-	rest    *rest.Config
-}
-
-// WithEnviron supplies the environment (KEY=VALUE) the backend reads its
-// settings from: KUBECONFIG, CORNUS_K8S_* (config.go).
-func WithEnviron(env []string) Option { return func(o *options) { o.environ = env } }
-
-// WithRESTConfig connects with c instead of finding the cluster from the
-// environment.
-func WithRESTConfig(c *rest.Config) Option { return func(o *options) { o.rest = c } }
 
 // New connects to the cluster: the pod's service account when cornus runs
 // in one, else KUBECONFIG, else ~/.kube/config; neither is an error naming

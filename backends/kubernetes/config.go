@@ -175,3 +175,19 @@ func envMap(environ []string) map[string]string {
 	}
 	return m
 }
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	environ []string
+	rest    *rest.Config
+}
+
+// WithEnviron supplies the environment (KEY=VALUE) the backend reads its
+// settings from: KUBECONFIG, CORNUS_K8S_* (config.go).
+func WithEnviron(env []string) Option { return func(o *options) { o.environ = env } }
+
+// WithRESTConfig connects with c instead of finding the cluster from the
+// environment.
+func WithRESTConfig(c *rest.Config) Option { return func(o *options) { o.rest = c } }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
@@ -142,78 +141,6 @@ func (q *sizeQueue) Next() *remotecommand.TerminalSize {
 		}
 		return &remotecommand.TerminalSize{Width: uint16(s.Width), Height: uint16(s.Height)}
 	}
-}
-
-// Attach streams the running container's stdio through the pod's attach
-// subresource. When the caller's stdin ends, its session ends too (the
-// container's stdin stays open), unless the container closes its stdin
-// after the first session (stdinOnce).
-func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
-	c, err := b.find(ctx, id)
-	if err != nil {
-		return err
-	}
-	if c.pod == nil {
-		return b.attachBeforeStart(ctx, id, o)
-	}
-	if stateOf(c.pod).state != backends.StateRunning {
-		return fmt.Errorf("attach to %s: the container is not running: %w", c.rec.Name, errdefs.ErrConflict)
-	}
-	ct := c.rec.Pod.Containers[0]
-	if o.Logs && o.Stdout != nil {
-		if err := b.Logs(ctx, id, backends.LogOptions{Tail: -1, Stdout: o.Stdout, Stderr: o.Stderr}); err != nil {
-			return err
-		}
-	}
-	if !o.Stream {
-		return nil
-	}
-	stdin := o.Stdin
-	if !ct.Stdin {
-		stdin = nil
-	}
-	opts := &corev1.PodAttachOptions{Container: ct.Name, Stdin: stdin != nil, Stdout: o.Stdout != nil, Stderr: o.Stderr != nil && !ct.TTY, TTY: ct.TTY}
-	req := b.core.RESTClient().Post().Namespace(b.cfg.namespace).Resource("pods").Name(c.obj()).SubResource("attach").
-		VersionedParams(opts, b.params)
-	ex, err := b.executor(req)
-	if err != nil {
-		return fmt.Errorf("attach to %s: %w", c.rec.Name, err)
-	}
-	actx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	so := remotecommand.StreamOptions{Stdout: o.Stdout, Tty: ct.TTY}
-	if opts.Stderr {
-		so.Stdout, so.Stderr = serialized(o.Stdout, o.Stderr)
-	}
-	if stdin != nil {
-		so.Stdin = &eofReader{r: stdin, eof: func() {
-			if !ct.StdinOnce {
-				// Let what was typed reach the container, then end.
-				time.AfterFunc(300*time.Millisecond, cancel)
-			}
-		}}
-	}
-	if ct.TTY && o.Resize != nil {
-		so.TerminalSizeQueue = newSizeQueue(actx, nil, o.Resize)
-	}
-	if o.Attached != nil {
-		o.Attached()
-	}
-	err = ex.StreamWithContext(actx, so)
-	if err != nil && actx.Err() != nil && ctx.Err() == nil {
-		return nil // ended with the caller's stdin
-	}
-	if err != nil {
-		return fmt.Errorf("attach to %s: %w", c.rec.Name, translate(err))
-	}
-	return nil
-}
-
-// eofReader calls eof once when r ends.
-type eofReader struct {
-	r    io.Reader
-	eof  func()
-	once sync.Once
 }
 
 func (e *eofReader) Read(p []byte) (int, error) {

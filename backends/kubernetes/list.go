@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -255,4 +256,11 @@ func (b *Backend) Inspect(ctx context.Context, id string) (backends.ContainerDet
 		}
 	}
 	return d, nil
+}
+
+// podLabels are the pod's: identity and network membership.
+func (c container) podLabels() map[string]string {
+	l := c.rec.selectors("")
+	maps.Copy(l, c.rec.PodLabels)
+	return l
 }

@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -182,4 +184,53 @@ func decodeRecord(cm *corev1.ConfigMap) (record, error) {
 		r.Name = n // renamed
 	}
 	return r, nil
+}
+
+// fromPod keeps a finished pod's run in the record.
+func fromPod(ls *lastState, st podState) {
+	ls.Started = true
+	if !st.startedAt.IsZero() {
+		ls.StartedAt = st.startedAt
+	}
+	ls.FinishedAt, ls.ExitCode, ls.OOMKilled, ls.RestartCount, ls.Error = st.finishedAt, st.exitCode, st.oomKilled, st.restartCount, st.err
+	if ls.FinishedAt.IsZero() {
+		ls.FinishedAt = time.Now().UTC()
+	}
+}
+
+// saveState updates the record's last state.
+func (b *Backend) saveState(ctx context.Context, c container, update func(*lastState)) error {
+	return b.updateRecord(ctx, c, func(r *record) { update(&r.State) })
+}
+
+// updateRecord changes a container's record (retrying on a concurrent
+// update).
+func (b *Backend) updateRecord(ctx context.Context, c container, update func(*record)) error {
+	if c.cm == nil {
+		return notForReplica(c, "change")
+	}
+	cms := b.core.ConfigMaps(b.cfg.namespace)
+	cm := c.cm
+	for try := 0; ; try++ {
+		r, err := decodeRecord(cm)
+		if err != nil {
+			return err
+		}
+		update(&r)
+		next, err := r.configMap(b.cfg.namespace, cm.Name)
+		if err != nil {
+			return err
+		}
+		upd := cm.DeepCopy()
+		upd.Data = next.Data
+		if _, err = cms.Update(ctx, upd, metav1.UpdateOptions{}); err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) || try > 5 {
+			return wrap(err, "update container %s", c.rec.Name)
+		}
+		if cm, err = cms.Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+			return wrap(err, "update container %s", c.rec.Name)
+		}
+	}
 }

@@ -32,15 +32,6 @@ type Backend struct {
 	ensureMu sync.Mutex
 }
 
-// Option configures New. Options do no I/O and may come in any order.
-type Option func(*options)
-
-type options struct{ environ []string }
-
-// WithEnviron gives the KEY=VALUE environment the endpoint selection is
-// read from (the package never reads os.Environ).
-func WithEnviron(environ []string) Option { return func(o *options) { o.environ = environ } }
-
 // New opens the endpoint the environment selects (see config.go). A named
 // socket that does not answer is no error here: calls fail with "podman at
 // X unreachable" until it does. In service mode New starts the service and

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -257,21 +256,4 @@ func RunHealthDriver(ctx context.Context, environ []string, id string) error {
 	d := &driver{cli: cli, id: id, giveUp: giveUp, log: log.New(os.Stderr, fmt.Sprintf("podman-health[%d] ", os.Getpid()), log.LstdFlags)}
 	d.run(ctx)
 	return nil
-}
-
-// envValue is the last value of name in environ.
-func envValue(environ []string, name string) string {
-	for _, kv := range slices.Backward(environ) {
-		if v, ok := cutVar(kv, name); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func cutVar(kv, name string) (string, bool) {
-	if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
-		return kv[len(name)+1:], true
-	}
-	return "", false
 }

@@ -179,3 +179,14 @@ func familiarAll(refs []string) []string {
 	}
 	return out
 }
+
+// familiar drops the registry podman puts on local and Docker Hub names
+// ("localhost/app:1" → "app:1"), as Docker shows them.
+func familiar(ref string) string {
+	for _, p := range []string{"localhost/", "docker.io/library/", "docker.io/"} {
+		if r, ok := strings.CutPrefix(ref, p); ok {
+			return r
+		}
+	}
+	return ref
+}

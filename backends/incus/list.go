@@ -243,3 +243,5 @@ func hexID(ref string) bool {
 	}
 	return true
 }
+
+func instancePath(name string) string { return "/1.0/instances/" + url.PathEscape(name) }

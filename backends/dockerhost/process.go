@@ -12,6 +12,15 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 )
 
+// Top lists the container's processes; psArgs are ps options ("" = -ef).
+func (b *Backend) Top(ctx context.Context, id string, psArgs string) (backends.Processes, error) {
+	res, err := b.cli.ContainerTop(ctx, id, client.ContainerTopOptions{Arguments: strings.Fields(psArgs)})
+	if err != nil {
+		return backends.Processes{}, wrap(err, "top of container %s", id)
+	}
+	return backends.Processes{Titles: res.Titles, Processes: res.Processes}, nil
+}
+
 // Stats samples the container once (GET /containers/{id}/stats, one-shot).
 func (b *Backend) Stats(ctx context.Context, id string) (backends.Stats, error) {
 	res, err := b.cli.ContainerStats(ctx, id, client.ContainerStatsOptions{})

@@ -2,7 +2,10 @@ package dockerhost
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"regexp"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -11,6 +14,23 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 )
+
+// Start starts a created or stopped container.
+func (b *Backend) Start(ctx context.Context, id string) error {
+	_, err := b.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	if err != nil && staleTask.MatchString(err.Error()) {
+		return fmt.Errorf("start container %s: %w: %w", id, backends.ErrStaleTask, err)
+	}
+	return wrap(err, "start container %s", id)
+}
+
+// staleTask matches dockerd's answers (500s, unclassed) when containerd
+// still holds a task for the container: killed between creating and
+// starting the task, dockerd forgets it but containerd does not, and every
+// later start fails with "task ID: already exists" — or, when the shim's
+// bundle directory survived, "failed to start shim: mkdir …/ID: file
+// exists".
+var staleTask = regexp.MustCompile(`\btask [0-9a-f]{12,64}: already exists|failed to start shim: mkdir \S*/io\.containerd\.runtime\.v2\.task/\S+: file exists`)
 
 // defaultStopTimeout is Docker's grace period when a container has none.
 const defaultStopTimeout = 10 * time.Second
@@ -141,4 +161,46 @@ func sameSignal(a, b string) bool {
 // isNotRunning matches the daemon's 409 for signalling a stopped container.
 func isNotRunning(err error) bool {
 	return errdefs.IsConflict(err)
+}
+
+// Pause freezes every process of the container.
+func (b *Backend) Pause(ctx context.Context, id string) error {
+	_, err := b.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+	return wrap(err, "pause container %s", id)
+}
+
+// Unpause thaws a paused container.
+func (b *Backend) Unpause(ctx context.Context, id string) error {
+	_, err := b.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	return wrap(err, "unpause container %s", id)
+}
+
+// Rename renames a container.
+func (b *Backend) Rename(ctx context.Context, id, name string) error {
+	if _, err := b.cli.ContainerRename(ctx, id, client.ContainerRenameOptions{NewName: name}); err != nil {
+		return wrap(err, "rename container %s to %s", id, name)
+	}
+	return nil
+}
+
+// Remove deletes a container; Force kills it first, Volumes removes its
+// anonymous volumes.
+func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOptions) error {
+	_, err := b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: o.Force, RemoveVolumes: o.Volumes})
+	return wrap(err, "remove container %s", id)
+}
+
+// Wait blocks until the container is not running and returns its exit
+// code.
+func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
+	w := b.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case res := <-w.Result:
+		if res.Error != nil && res.Error.Message != "" {
+			return int(res.StatusCode), wrap(errors.New(res.Error.Message), "wait for container %s", id)
+		}
+		return int(res.StatusCode), nil
+	case err := <-w.Error:
+		return 0, wrap(err, "wait for container %s", id)
+	}
 }

@@ -4,79 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/cornus-dev/cornus/backends"
 )
-
-// Start runs the container: it creates its pod (a finished one of an
-// earlier run is replaced) and waits until the container has started, or
-// fails with what keeps it from starting (an image that cannot be pulled,
-// a pod the scheduler cannot place, a refused sysctl, ...). Then the
-// container's names resolve on its networks (endpoints.go).
-func (b *Backend) Start(ctx context.Context, id string) error {
-	c, err := b.find(ctx, id)
-	if err != nil {
-		return err
-	}
-	if c.stoppedOf != nil {
-		return b.startStopped(ctx, c)
-	}
-	if c.cm == nil {
-		return b.startReplica(c)
-	}
-	if c.pod != nil {
-		st := stateOf(c.pod)
-		finished := c.pod.DeletionTimestamp != nil || c.pod.Status.Phase == corev1.PodSucceeded || c.pod.Status.Phase == corev1.PodFailed
-		if !finished {
-			return b.awaitStart(ctx, c) // running, or being started
-		}
-		// Started again: the finished pod's run becomes the past.
-		if err := b.saveState(ctx, c, func(ls *lastState) { fromPod(ls, st) }); err != nil {
-			return err
-		}
-		if err := b.deletePod(ctx, c.obj(), 0, nil); err != nil {
-			return err
-		}
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: c.obj(), Labels: c.podLabels(),
-			Annotations:     map[string]string{annLabels: c.cm.Annotations[annLabels], annName: c.rec.Name, annEventID: c.rec.ID},
-			OwnerReferences: []metav1.OwnerReference{ownerRef(c.cm)},
-		},
-		Spec: *c.rec.Pod.DeepCopy(),
-	}
-	for try := 0; ; try++ {
-		c.pod, err = b.core.Pods(b.cfg.namespace).Create(ctx, pod, metav1.CreateOptions{})
-		if err == nil {
-			break
-		}
-		if !apierrors.IsAlreadyExists(err) || try > 0 {
-			return wrap(err, "start %s (create pod %s)", c.rec.Name, c.obj())
-		}
-		// A pod of this name is still going away (a removed container's).
-		if err := b.deletePod(ctx, c.obj(), 0, nil); err != nil {
-			return err
-		}
-	}
-	return b.awaitStart(ctx, c)
-}
-
-// podLabels are the pod's: identity and network membership.
-func (c container) podLabels() map[string]string {
-	l := c.rec.selectors("")
-	maps.Copy(l, c.rec.PodLabels)
-	return l
-}
 
 // awaitStart waits until c's container has started (it may have exited
 // since), then publishes its names and records the start.
@@ -224,21 +161,4 @@ func (b *Backend) whyPending(ctx context.Context, p *corev1.Pod) string {
 		return ""
 	}
 	return ": " + strings.Join(why, "; ")
-}
-
-// fromPod keeps a finished pod's run in the record.
-func fromPod(ls *lastState, st podState) {
-	ls.Started = true
-	if !st.startedAt.IsZero() {
-		ls.StartedAt = st.startedAt
-	}
-	ls.FinishedAt, ls.ExitCode, ls.OOMKilled, ls.RestartCount, ls.Error = st.finishedAt, st.exitCode, st.oomKilled, st.restartCount, st.err
-	if ls.FinishedAt.IsZero() {
-		ls.FinishedAt = time.Now().UTC()
-	}
-}
-
-// saveState updates the record's last state.
-func (b *Backend) saveState(ctx context.Context, c container, update func(*lastState)) error {
-	return b.updateRecord(ctx, c, func(r *record) { update(&r.State) })
 }

@@ -11,10 +11,65 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/spec"
 )
+
+// Start runs the container: it creates its pod (a finished one of an
+// earlier run is replaced) and waits until the container has started, or
+// fails with what keeps it from starting (an image that cannot be pulled,
+// a pod the scheduler cannot place, a refused sysctl, ...). Then the
+// container's names resolve on its networks (endpoints.go).
+func (b *Backend) Start(ctx context.Context, id string) error {
+	c, err := b.find(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.stoppedOf != nil {
+		return b.startStopped(ctx, c)
+	}
+	if c.cm == nil {
+		return b.startReplica(c)
+	}
+	if c.pod != nil {
+		st := stateOf(c.pod)
+		finished := c.pod.DeletionTimestamp != nil || c.pod.Status.Phase == corev1.PodSucceeded || c.pod.Status.Phase == corev1.PodFailed
+		if !finished {
+			return b.awaitStart(ctx, c) // running, or being started
+		}
+		// Started again: the finished pod's run becomes the past.
+		if err := b.saveState(ctx, c, func(ls *lastState) { fromPod(ls, st) }); err != nil {
+			return err
+		}
+		if err := b.deletePod(ctx, c.obj(), 0, nil); err != nil {
+			return err
+		}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: c.obj(), Labels: c.podLabels(),
+			Annotations:     map[string]string{annLabels: c.cm.Annotations[annLabels], annName: c.rec.Name, annEventID: c.rec.ID},
+			OwnerReferences: []metav1.OwnerReference{ownerRef(c.cm)},
+		},
+		Spec: *c.rec.Pod.DeepCopy(),
+	}
+	for try := 0; ; try++ {
+		c.pod, err = b.core.Pods(b.cfg.namespace).Create(ctx, pod, metav1.CreateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsAlreadyExists(err) || try > 0 {
+			return wrap(err, "start %s (create pod %s)", c.rec.Name, c.obj())
+		}
+		// A pod of this name is still going away (a removed container's).
+		if err := b.deletePod(ctx, c.obj(), 0, nil); err != nil {
+			return err
+		}
+	}
+	return b.awaitStart(ctx, c)
+}
 
 const sigterm, sigkill = 15, 9
 
@@ -316,4 +371,33 @@ func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions
 		return err
 	}
 	return b.Start(ctx, id)
+}
+
+// Rename gives the container a new name (its objects keep theirs).
+func (b *Backend) Rename(ctx context.Context, id, name string) error {
+	c, err := b.find(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.rec.Name == name {
+		return nil
+	}
+	if c.cm == nil {
+		return notForReplica(c, "rename")
+	}
+	if err := b.nameFree(ctx, name); err != nil {
+		return err
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q},"annotations":{%q:%q}}}`, labelName, labelValue(name), annName, name)
+	if _, err := b.core.ConfigMaps(b.cfg.namespace).Patch(ctx, c.obj(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return wrap(err, "rename %s to %s", c.rec.Name, name)
+	}
+	if c.pod != nil {
+		if _, err := b.core.Pods(b.cfg.namespace).Patch(ctx, c.obj(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return wrap(err, "rename %s to %s (pod)", c.rec.Name, name)
+		}
+	}
+	c.rec.Name = name
+	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "rename", nil)
+	return nil
 }

@@ -1,0 +1,98 @@
+package incus
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/monitor"
+)
+
+// Attach streams the main process's output and feeds its stdin through
+// the monitor in the container, which owns its stdio. A container created
+// but not started yet is waited for (docker run attaches first, then
+// starts): output-only attachments follow the log from its start, one
+// with stdin replays what the process wrote before the attachment took.
+func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
+	in, err := b.find(ctx, id)
+	if err != nil {
+		return fmt.Errorf("attach to container %s: %w", id, err)
+	}
+	dir := in.Config[keyDir]
+	if dir == "" {
+		return fmt.Errorf("attach to container %s: Incus runs this OCI container's process itself; use exec: %w", id, errdefs.ErrNotImplemented)
+	}
+	attached := o.Attached
+	replay := o.Logs
+	lo := backends.LogOptions{Tail: -1, Stdout: o.Stdout, Stderr: cmp.Or[io.Writer](o.Stderr, o.Stdout)}
+	if r := recordOf(in); r.State.Status == monitor.StatusCreated && r.Monitor.Pid == 0 {
+		if attached != nil {
+			attached()
+			attached = nil
+		}
+		if err := awaitMonitor(ctx, dir); err != nil {
+			return fmt.Errorf("attach to container %s: %w", id, err)
+		}
+		if o.Stdin == nil && o.Stream {
+			lo.Follow = true
+			return b.Logs(ctx, id, lo)
+		}
+		replay = true
+	}
+	if o.Resize != nil {
+		go forwardResize(ctx, dir, o.Resize)
+	}
+	if replay {
+		if err := b.Logs(ctx, id, lo); err != nil {
+			return err
+		}
+	}
+	if !o.Stream {
+		return nil
+	}
+	return monitor.Attach(ctx, dir, monitor.AttachStreams{Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Attached: attached})
+}
+
+// awaitMonitor waits until the container's init runs its monitor, or the
+// container will never run.
+func awaitMonitor(ctx context.Context, dir string) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		r, err := monitor.ReadRecord(dir)
+		switch {
+		case err != nil:
+			return err
+		case r.Final():
+			return nil
+		case r.Monitor.Pid != 0 && r.State.Status != monitor.StatusCreated:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for it to start: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func forwardResize(ctx context.Context, dir string, sizes <-chan backends.TermSize) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s, ok := <-sizes:
+			if !ok {
+				return
+			}
+			if err := monitor.Resize(ctx, dir, uint32(s.Width), uint32(s.Height)); err != nil && !errdefs.IsConflict(err) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/containerd/errdefs"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// awaitWorkload waits until want replicas of the template (hash) have
+// started (a Job's may have finished; a Deployment's number is its own)
+// and no pod of an earlier template is left, then numbers the replicas
+// and publishes their names. It fails with what keeps a replica from
+// starting.
+func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, want int) ([]container, error) {
+	wctx, cancel := context.WithTimeout(ctx, b.cfg.startTimeout)
+	defer cancel()
+	sel := w.podSelector()
+	checked := time.Now()
+	var last []corev1.Pod
+	for {
+		if w.dep != nil {
+			// The Deployment's own count: others may be starting or
+			// stopping replicas of it meanwhile.
+			d, err := b.apps.Deployments(b.cfg.namespace).Get(wctx, w.name, metav1.GetOptions{})
+			if err != nil {
+				if wctx.Err() != nil {
+					break
+				}
+				return nil, wrap(err, "get Deployment %s", w.name)
+			}
+			w.dep, want = d, int(ptrOr(d.Spec.Replicas, 1))
+		}
+		rolled := w.dep == nil || rolledOut(w.dep)
+		forced := w.template().Annotations[annForced]
+		list, err := b.core.Pods(b.cfg.namespace).List(wctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			if wctx.Err() != nil {
+				break
+			}
+			return nil, wrap(err, "list the pods of %s %s", w.kind, w.name)
+		}
+		last = list.Items
+		current, ready, others := 0, 0, 0
+		for i := range list.Items {
+			p := &list.Items[i]
+			if p.Annotations[annConfigHash] != hash || p.Annotations[annForced] != forced || p.DeletionTimestamp != nil {
+				others++
+				continue
+			}
+			c, ok := workloadContainer(p, 0)
+			if !ok {
+				continue
+			}
+			current++
+			ok, err := started(p, c.rec)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				ready++
+			}
+			if time.Since(checked) > 3*time.Second {
+				if why := b.startFailure(wctx, p); why != "" {
+					return nil, fmt.Errorf("start %s: %s: %w", c.rec.App, why, errdefs.ErrFailedPrecondition)
+				}
+			}
+		}
+		if time.Since(checked) > 3*time.Second {
+			checked = time.Now()
+		}
+		if rolled && current == want && ready == want && others == 0 {
+			var reserved map[int]bool
+			if w.dep != nil {
+				reserved = map[int]bool{}
+				for n := range stoppedOf(w.dep) {
+					reserved[n] = true
+				}
+			}
+			cs, err := b.numberReplicas(ctx, list.Items, reserved)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				// A replica the workload made since (a pod deleted by
+				// anyone) resolves by its names from now on.
+				if err := b.publish(ctx, c); err != nil {
+					return nil, err
+				}
+			}
+			return cs, nil
+		}
+		select {
+		case <-wctx.Done():
+		case <-time.After(250 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	why := ""
+	for i := range last {
+		if last[i].Annotations[annConfigHash] == hash {
+			why = b.whyPending(ctx, &last[i])
+			break
+		}
+	}
+	return nil, fmt.Errorf("%s %s: its %d replicas did not start within %s%s (set %s to wait longer): %w",
+		w.kind, w.name, want, b.cfg.startTimeout, why, EnvStartTimeout, errdefs.ErrUnavailable)
+}
+
+// rolledOut reports whether the Deployment's controller has seen its
+// latest spec and replaced every replica of earlier templates (kubectl
+// rollout status's test, without availability: a replica counts once its
+// container started, as a container does). Until then a pod list may
+// still show only the earlier template's pods: a forced rollout keeps the
+// config hash, and the controller acts after the update returns.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := ptrOr(d.Spec.Replicas, 1)
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.Replicas == want
+}
+
+// numberReplicas gives each pod without one the lowest free replica
+// number (a label, so a replica keeps its name), and returns them all as
+// containers.
+func (b *Backend) numberReplicas(ctx context.Context, pods []corev1.Pod, reserved map[int]bool) ([]container, error) {
+	ptrs := make([]*corev1.Pod, 0, len(pods))
+	for i := range pods {
+		if pods[i].DeletionTimestamp == nil {
+			ptrs = append(ptrs, &pods[i])
+		}
+	}
+	var out []container
+	for p, n := range numbered(ptrs, reserved) {
+		if p.Labels[labelReplica] != fmt.Sprint(n) {
+			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, labelReplica, fmt.Sprint(n))
+			np, err := b.core.Pods(b.cfg.namespace).Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{})
+			if err != nil {
+				return nil, wrap(err, "number pod %s", p.Name)
+			}
+			p = np
+		}
+		if c, ok := workloadContainer(p, n); ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
