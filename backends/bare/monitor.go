@@ -17,15 +17,42 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
+
+// RunMonitor is the body of `cornus monitor bare ID`: it supervises the
+// container (daemonless.Core.Supervise: the monitor and, unless
+// CORNUS_BARE_DNS=false, DNS on its networks' gateways) as the parent of
+// its runtime and, through the child-subreaper bit, of its init, reaping
+// the orphans the runtime leaves it (reaper.go).
+func RunMonitor(ctx context.Context, environ []string, id string) error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("monitor: become a child subreaper: %w", err)
+	}
+	b, err := New(ctx, WithEnviron(environ), func(o *options) { o.monitor = true })
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	task, err := b.MonitorTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	reapCtx, stopReaping := context.WithCancel(ctx)
+	defer stopReaping()
+	mt := task.(*monitorTask)
+	go reapOrphans(reapCtx, &mt.starting, mt.initPid)
+	return b.Supervise(ctx, id, task)
+}
 
 // MonitorTask is the container as its monitor drives it: the monitor (a
 // child subreaper) runs `runc create` and `runc start`, so the
 // container's init becomes its child once runc exits, and it waits for it
 // through a pidfd.
 func (b *Backend) MonitorTask(_ context.Context, id string) (monitor.Task, error) {
-	st, err := b.store().Read(id)
+	st, err := b.Store().Read(id)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +61,7 @@ func (b *Backend) MonitorTask(_ context.Context, id string) (monitor.Task, error
 
 type monitorTask struct {
 	b   *Backend
-	st  stored
+	st  records.Container
 	pid atomic.Int64 // the current init's, for the orphan reaper
 	// starting is held while a start has an init the reaper must not
 	// take for an orphan before its pid is known.
@@ -228,7 +255,7 @@ func runtimeLogError(path string) string {
 }
 
 func (t *monitorTask) Exec(ctx context.Context, cmd []string, out io.Writer) (int, error) {
-	return t.b.execIn(ctx, t.st, execRequest{cmd: cmd, stdout: out, stderr: out})
+	return t.b.execIn(ctx, t.st, daemonless.ExecRequest{Cmd: cmd, Stdout: out, Stderr: out})
 }
 
 // process is a started container init.
