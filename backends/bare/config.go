@@ -49,7 +49,7 @@ type config struct {
 }
 
 func configFrom(environ []string) (config, error) {
-	core, env, err := daemonless.ReadConfig(Name, "CORNUS_BARE", environ)
+	core, env, err := daemonless.ReadConfig(Name, daemonless.Vars{LogMaxBytes: EnvLogMaxBytes, InsecureRegistries: EnvInsecureRegistries}, environ)
 	c := config{Config: core, runtime: cmp.Or(env[EnvRuntime], DefaultRuntime),
 		snapshotter: cmp.Or(env[EnvSnapshotter], SnapshotterOverlay), statsSource: env[EnvStatsSource]}
 	switch c.snapshotter {

@@ -53,7 +53,7 @@ type config struct {
 }
 
 func configFrom(environ []string) (config, error) {
-	core, env, err := daemonless.ReadConfig(Name, "CORNUS_CONTAINERD", environ)
+	core, env, err := daemonless.ReadConfig(Name, daemonless.Vars{LogMaxBytes: EnvLogMaxBytes, InsecureRegistries: EnvInsecureRegistries}, environ)
 	c := config{Config: core,
 		address:   strings.TrimPrefix(cmp.Or(env[EnvAddress], env[EnvAddressFallback], DefaultAddress), "unix://"),
 		namespace: cmp.Or(env[EnvNamespace], DefaultNamespace), snapshotter: cmp.Or(env[EnvSnapshotter], DefaultSnapshotter),

@@ -29,16 +29,23 @@ type Config struct {
 	StateDir      string   // <CORNUS_STATE_DIR>/<name> (tmpfs): the runtime's state
 	Environ       []string // what the backend read, and its monitors inherit
 	MonitorBinary string   // EnvMonitorBinary
-	LogMaxBytes   int64    // <PREFIX>_LOG_MAX_BYTES: a monitor's log rotation size (0: its default)
-	Insecure      []string // <PREFIX>_INSECURE_REGISTRIES: registries spoken to over plain HTTP
+	LogMaxBytes   int64    // the backend's log size variable: a monitor's log rotation size (0: its default)
+	Insecure      []string // the backend's insecure registries variable: registries spoken to over plain HTTP
 	DNS           bool     // monitors serve DNS on their networks' gateways
+}
+
+// Vars names a backend's own variables for the settings every daemonless
+// backend has.
+type Vars struct {
+	LogMaxBytes        string // a positive number of bytes
+	InsecureRegistries string // a comma-separated list of hosts
 }
 
 // ReadConfig reads the settings every daemonless backend has from
 // environ: the data and state directories under name, the monitor
-// binary, and prefix+"_LOG_MAX_BYTES" and prefix+"_INSECURE_REGISTRIES".
-// It returns the environment as a map for the backend's own settings.
-func ReadConfig(name, prefix string, environ []string) (Config, map[string]string, error) {
+// binary, and the backend's vars. It returns the environment as a map
+// for the backend's own settings.
+func ReadConfig(name string, vars Vars, environ []string) (Config, map[string]string, error) {
 	env := map[string]string{}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
@@ -49,12 +56,12 @@ func ReadConfig(name, prefix string, environ []string) (Config, map[string]strin
 		StateDir: filepath.Join(svc.StateDir(environ), name), Environ: environ,
 		MonitorBinary: env[EnvMonitorBinary], DNS: true,
 	}
-	for _, r := range strings.Split(env[prefix+"_INSECURE_REGISTRIES"], ",") {
+	for _, r := range strings.Split(env[vars.InsecureRegistries], ",") {
 		if r = strings.TrimSpace(r); r != "" {
 			c.Insecure = append(c.Insecure, r)
 		}
 	}
-	key := prefix + "_LOG_MAX_BYTES"
+	key := vars.LogMaxBytes
 	if v := env[key]; v != "" {
 		var n int64
 		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
