@@ -76,16 +76,6 @@ func (b *Backend) Name() string { return Name }
 func (b *Backend) Close() error { return nil }
 
 // Capabilities: see the package doc's matrix.
-func (b *Backend) Capabilities() backends.Capabilities {
-	return backends.Capabilities{
-		Gaps: map[string]string{
-			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
-			"update":  backends.GapUpdate,
-		},
-		Features:           backends.FeaturesOf(b),
-		NativeHealthcheck:  true, // the monitor runs them
-		LoopbackRegistries: true, // daemonless.Core.Resolver
-	}
-}
+func (b *Backend) Capabilities() backends.Capabilities { return daemonless.Capabilities(b) }
 
 var _ backends.Backend = (*Backend)(nil)

@@ -78,17 +78,7 @@ func (b *Backend) Name() string { return Name }
 func (b *Backend) Close() error { return b.cli.Close() }
 
 // Capabilities: see the package doc's matrix.
-func (b *Backend) Capabilities() backends.Capabilities {
-	return backends.Capabilities{
-		Gaps: map[string]string{
-			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
-			"update":  backends.GapUpdate,
-		},
-		Features:           backends.FeaturesOf(b),
-		NativeHealthcheck:  true, // the monitor runs them
-		LoopbackRegistries: true, // daemonless.Core.Resolver
-	}
-}
+func (b *Backend) Capabilities() backends.Capabilities { return daemonless.Capabilities(b) }
 
 // RemoteMode reports whether EnvRemote turned remote mode on.
 func (b *Backend) RemoteMode() (bool, string) { return b.cfg.remote, EnvRemote }

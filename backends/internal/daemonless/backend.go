@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/cni"
 	"github.com/cornus-dev/cornus/backends/internal/journal"
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
@@ -83,6 +84,22 @@ func (c *Core) Supervise(ctx context.Context, id string, task monitor.Task) erro
 		}
 	}
 	return monitor.Run(ctx, monitor.RunOptions{Store: c.Records, ID: id, Task: task})
+}
+
+// Capabilities is a daemonless backend's: its features are the optional
+// interfaces b implements (the Core's and its own); the monitor runs
+// healthchecks; pulls speak plain HTTP to loopback registries (Resolver);
+// logging drivers and update are the gaps.
+func Capabilities(b backends.Backend) backends.Capabilities {
+	return backends.Capabilities{
+		Gaps: map[string]string{
+			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
+			"update":  backends.GapUpdate,
+		},
+		Features:           backends.FeaturesOf(b),
+		NativeHealthcheck:  true,
+		LoopbackRegistries: true,
+	}
 }
 
 func (c *Core) journal() *journal.Journal { return journal.Open(c.Cfg.EventsDir()) }
