@@ -13,6 +13,7 @@ import (
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/errdefs/pkg/errgrpc"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/ocispec"
@@ -35,27 +36,9 @@ func (d driver) Exec(ctx context.Context, st records.Container, r daemonless.Exe
 
 // execIn runs a process in a running task and returns its exit code.
 func (b *Backend) execIn(ctx context.Context, ctr client.Container, task client.Task, r daemonless.ExecRequest) (int, error) {
-	spec, err := ctr.Spec(ctx)
+	p, err := execProcess(ctx, ctr, task, r)
 	if err != nil {
 		return -1, err
-	}
-	p := *spec.Process
-	p.Args, p.Terminal = r.Cmd, r.TTY
-	p.Env = append(append([]string{}, p.Env...), r.Env...)
-	if r.Cwd != "" {
-		p.Cwd = r.Cwd
-	}
-	if r.User != "" {
-		uid, gid, err := lookupUser(task, r.User)
-		if err != nil {
-			return -1, err
-		}
-		p.User.UID, p.User.GID, p.User.AdditionalGids = uid, gid, nil
-	}
-	if r.Privileged {
-		if err := ocispec.PrivilegedExec(&p); err != nil {
-			return -1, err
-		}
 	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
@@ -124,6 +107,34 @@ func (b *Backend) execIn(ctx context.Context, ctr client.Container, task client.
 		_ = proc.Kill(context.WithoutCancel(ctx), syscall.SIGKILL)
 		return -1, ctx.Err()
 	}
+}
+
+// execProcess is the exec's OCI process: the container's, with the
+// request's arguments, environment, directory, user and terminal.
+func execProcess(ctx context.Context, ctr client.Container, task client.Task, r daemonless.ExecRequest) (specs.Process, error) {
+	spec, err := ctr.Spec(ctx)
+	if err != nil {
+		return specs.Process{}, err
+	}
+	p := *spec.Process
+	p.Args, p.Terminal = r.Cmd, r.TTY
+	p.Env = append(append([]string{}, p.Env...), r.Env...)
+	if r.Cwd != "" {
+		p.Cwd = r.Cwd
+	}
+	if r.User != "" {
+		uid, gid, err := lookupUser(task, r.User)
+		if err != nil {
+			return p, err
+		}
+		p.User.UID, p.User.GID, p.User.AdditionalGids = uid, gid, nil
+	}
+	if r.Privileged {
+		if err := ocispec.PrivilegedExec(&p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // eofNotifier closes done when its reader ends.
