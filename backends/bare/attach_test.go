@@ -32,7 +32,7 @@ func TestAttachBeforeStartKeepsOutput(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- b.Attach(ctx, c.ID, backends.AttachOptions{Stream: true, Stdin: strings.NewReader(""),
-				Stdout: &lockedWriter{mu: &mu, w: &out}, Attached: func() { close(attached) }})
+				Stdout: &lockedBuffer{mu: &mu, b: &out}, Attached: func() { close(attached) }})
 		}()
 		<-attached
 		if err := b.Start(ctx, c.ID); err != nil {
@@ -50,4 +50,16 @@ func TestAttachBeforeStartKeepsOutput(t *testing.T) {
 			t.Fatalf("run %d: the attachment saw %q, want the process's whole output", i, got)
 		}
 	}
+}
+
+// lockedBuffer writes to b under mu, which the test reads it under.
+type lockedBuffer struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
 }

@@ -2,30 +2,23 @@ package bare
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/internal/cni"
-	"github.com/cornus-dev/cornus/backends/internal/localstore"
-	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 )
 
 // Name is the backend's name in CORNUS_DEPLOY_BACKEND.
 const Name = "bare"
 
-// Backend runs containers with an OCI runtime directly: no daemon.
+// Backend runs containers with an OCI runtime directly, no daemon: the
+// daemonless core (records, CNI, monitors, the lifecycle) over the
+// runtime's CLI, an in-process image store and snapshotter (driver).
 type Backend struct {
-	cfg     config
-	rt      *ociRuntime
-	net     *cni.Manager
-	vols    *localstore.Volumes
-	nets    *localstore.Networks
-	records *monitor.Store
-	images  *imageStore
-	snap    *snapshotter
+	*daemonless.Core
+	cfg    config
+	rt     *ociRuntime
+	images *imageStore
+	snap   *snapshotter
 }
 
 // Option configures New.
@@ -41,8 +34,9 @@ type options struct {
 func WithEnviron(env []string) Option { return func(o *options) { o.environ = env } }
 
 // New checks what the backend needs (root, the OCI runtime, the CNI
-// plugins), failing fast with what to install, and removes what a Create
-// that died half-way left.
+// plugins), failing fast with what to install, removes what a Create
+// that died half-way left and reconciles containers that lost their
+// supervision.
 func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	var o options
 	for _, opt := range opts {
@@ -56,31 +50,19 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := cni.New(cfg.dataDir, cni.WithEnv(o.environ))
-	if err != nil {
+	b := &Backend{cfg: cfg, rt: rt}
+	if b.Core, err = daemonless.New(cfg.Config, driver{b}); err != nil {
 		return nil, err
 	}
-	if err := net.Check(); err != nil {
-		return nil, fmt.Errorf("bare backend: %w (apt-get install containernetworking-plugins iptables, or set %s)", err, EnvCNIBinDir)
-	}
-	imgs, err := openImageStore(cfg.imagesDir())
-	if err != nil {
+	if b.images, err = openImageStore(cfg.imagesDir()); err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, rt: rt, net: net, records: monitor.NewStore(cfg.recordsDir()), images: imgs,
-		snap: &snapshotter{kind: cfg.snapshotter, dir: cfg.layersDir(), content: imgs.content}}
-	b.nets = localstore.NewNetworks(net, filepath.Join(cfg.dataDir, "networks"), Name)
-	b.vols = localstore.NewVolumes(cfg.volumesDir(), Name, b.volumeUser)
-	for _, d := range []string{cfg.recordsDir(), cfg.volumesDir(), cfg.runtimeRoot(), cfg.layersDir()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("bare backend: %w", err)
-		}
+	b.snap = &snapshotter{kind: cfg.snapshotter, dir: cfg.layersDir(), content: b.images.content}
+	if err := b.Open(ctx, o.monitor, cfg.runtimeRoot(), cfg.layersDir()); err != nil {
+		return nil, err
 	}
 	if o.monitor {
 		return b, nil
-	}
-	if err := b.removeHalfMade(ctx); err != nil {
-		return nil, fmt.Errorf("bare backend: %w", err)
 	}
 	// A container that cannot be restarted says why in its record; the
 	// command at hand (a down, a ps) goes on.
@@ -94,18 +76,6 @@ func (b *Backend) Name() string { return Name }
 func (b *Backend) Close() error { return nil }
 
 // Capabilities: see the package doc's matrix.
-func (b *Backend) Capabilities() backends.Capabilities {
-	return backends.Capabilities{
-		Gaps: map[string]string{
-			"logging": "output goes to the monitor's JSON-lines log; no log drivers",
-			"update":  backends.GapUpdate,
-		},
-		Features:           backends.FeaturesOf(b),
-		NativeHealthcheck:  true, // the monitor runs them
-		LoopbackRegistries: true, // plainHTTP
-	}
-}
-
-func now() time.Time { return time.Now().UTC() }
+func (b *Backend) Capabilities() backends.Capabilities { return daemonless.Capabilities(b) }
 
 var _ backends.Backend = (*Backend)(nil)

@@ -3,7 +3,12 @@
 // containerd — cornus is its own Podman. Linux only; root required
 // (rootless operation is refused with an "out of scope for now" error).
 //
-// What it is made of:
+// It embeds the daemonless core (backends/internal/daemonless) shared
+// with the containerd backend — records, networks, volumes, events,
+// attach, Create's host side, the start/stop/remove state machine through
+// the monitor, pause, top, rename, copy, half-made recovery — and
+// supplies its Runtime over the OCI runtime's CLI (lifecycle.go, list.go,
+// create.go, exec.go, runtime.go). What it is made of besides:
 //   - images: an in-process store under <data>/bare/images (containerd's
 //     content store and archive importer as libraries, no daemon): load
 //     docker-archive and OCI-layout tars, pull from registries (loopback
@@ -21,7 +26,7 @@
 //     sysctls, rlimits within the host's hard limits, cgroup resources,
 //     readOnly, tmpfs, shm, hostname; never a negative oomScoreAdj),
 //     cgroups under /cornus-bare/<id>.
-//   - supervision (task.go): the per-container monitor of
+//   - supervision (monitor.go): the per-container monitor of
 //     backends/internal/monitor (`cornus monitor bare ID`, detached) is a
 //     child subreaper and the parent of `runc create`/`runc start`, so the
 //     container's init becomes its child and it waits for it through a
@@ -33,9 +38,9 @@
 //     namespace and a stop never ends.
 //   - exec (exec.go): `runc exec` in the foreground (TTY through a
 //     terminal of ours, resized by SIGWINCH), killed with its context.
-//   - networking: backends/internal/cni as for containerd (a bridge and a
-//     /24 per network, pinned network namespaces, portmap, hosts files) and
-//     a DNS resolver on each gateway served by the monitors
+//   - networking: the core's backends/internal/cni (a bridge and a /24
+//     per network, pinned network namespaces, portmap, hosts files) and a
+//     DNS resolver on each gateway served by the monitors
 //     (CORNUS_BARE_DNS=false turns it off).
 //   - reconcile (reconcile.go, ready.go, adopt.go): every cornus command
 //     that opens the backend looks for containers that should run and

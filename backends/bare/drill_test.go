@@ -36,7 +36,7 @@ func drillBackend(t testing.TB) (*Backend, []string) {
 	if _, err := b.LoadImage(context.Background(), &buf); err != nil {
 		t.Fatal(err)
 	}
-	return b, b.cfg.environ
+	return b, b.cfg.Environ
 }
 
 // drillContainer creates and starts an httpd publishing 127.0.0.1:port
@@ -72,7 +72,7 @@ func answers(t *testing.T, port int) error {
 
 func killMonitor(t *testing.T, b *Backend, id string) monitor.Record {
 	t.Helper()
-	r, err := b.records.Read(id)
+	r, err := b.Records.Read(id)
 	if err != nil || r.Monitor.Pid == 0 {
 		t.Fatalf("no monitor in the record: %+v %v", r.Monitor, err)
 	}
@@ -98,7 +98,7 @@ func assertGone(t *testing.T, b *Backend, id string, pids ...int) {
 	if mounted(b.cfg.rootfsDir(id)) {
 		t.Errorf("its root is still mounted")
 	}
-	for _, p := range []string{b.cfg.containerDir(id), b.net.NetnsPath(id), cgroupFile(id, "memory", ""), cgroupFile(id, "pids", "")} {
+	for _, p := range []string{b.cfg.ContainerDir(id), b.Net.NetnsPath(id), cgroupFile(id, "memory", ""), cgroupFile(id, "pids", "")} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is left behind (%v)", p, err)
 		}
@@ -142,7 +142,7 @@ func TestDrillKilledMonitor(t *testing.T) {
 	if err != nil || got.State != backends.StateRunning || got.Pid != r.State.Pid {
 		t.Fatalf("after the monitor died: %s pid %d (was %d) %v %s", got.State, got.Pid, r.State.Pid, err, got.Error)
 	}
-	adopted, err := next.records.Read(c.ID)
+	adopted, err := next.Records.Read(c.ID)
 	if !monitor.Alive(adopted) || adopted.Monitor.Pid == r.Monitor.Pid {
 		// New discards reconcile's errors: run it again to see one.
 		lock := supervisionLock(t, next, c.ID)
@@ -179,7 +179,7 @@ func TestDrillKilledMonitor(t *testing.T) {
 // supervisionLock says whether a container's supervision lock is held.
 func supervisionLock(t *testing.T, b *Backend, id string) string {
 	t.Helper()
-	dir, err := b.records.Dir(id)
+	dir, err := b.Records.Dir(id)
 	if err != nil {
 		return fmt.Sprintf("supervision lock: %v", err)
 	}
@@ -208,7 +208,7 @@ func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := b.records.Dir(c.ID)
+	dir, err := b.Records.Dir(c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := next.Start(short, c.ID); err == nil {
-		got, _ := next.records.Read(c.ID)
+		got, _ := next.Records.Read(c.ID)
 		t.Fatalf("start while the dead monitor's lock is held reported success; monitor %+v alive %v (the killed one was pid %d)", got.Monitor, monitor.Alive(got), r.Monitor.Pid)
 	}
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); err != nil {
@@ -243,7 +243,7 @@ func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
 	if err := next.Start(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	adopted, _ := next.records.Read(c.ID)
+	adopted, _ := next.Records.Read(c.ID)
 	if !monitor.Alive(adopted) || adopted.Monitor.Pid == r.Monitor.Pid {
 		t.Fatalf("no new monitor adopted it: %+v; %s", adopted.Monitor, supervisionLock(t, next, c.ID))
 	}
@@ -271,7 +271,7 @@ func TestDrillReboot(t *testing.T) {
 		if err := unmount(b.cfg.rootfsDir(id)); err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Unmount(b.net.NetnsPath(id), syscall.MNT_DETACH); err != nil {
+		if err := syscall.Unmount(b.Net.NetnsPath(id), syscall.MNT_DETACH); err != nil {
 			t.Fatal(err)
 		}
 		if processLives(r.State.Pid) {
@@ -330,7 +330,7 @@ func TestProbesLeaveNoZombies(t *testing.T) {
 	seen := map[time.Time]bool{}
 	var r monitor.Record
 	for deadline := time.Now().Add(time.Minute); ; {
-		r, _ = b.records.Read(c.ID)
+		r, _ = b.Records.Read(c.ID)
 		h := r.State.Health
 		if h != nil {
 			for _, p := range h.Log {

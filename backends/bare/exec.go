@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,37 +20,29 @@ import (
 	"github.com/creack/pty"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
-	"github.com/cornus-dev/cornus/backends/internal/rootfs"
-
 	"github.com/cornus-dev/cornus/backends/internal/ocispec"
+	"github.com/cornus-dev/cornus/backends/internal/records"
+	"github.com/cornus-dev/cornus/backends/internal/rootfs"
 )
 
-// execRequest is one process to run in a running container.
-type execRequest struct {
-	cmd        []string
-	env        []string
-	user, cwd  string
-	tty        bool
-	stdin      io.Reader
-	stdout     io.Writer
-	stderr     io.Writer
-	resize     <-chan [2]uint32 // height, width
-	started    func(string)
-	privileged bool
+// Exec runs a process in the running container (execIn).
+func (d driver) Exec(ctx context.Context, st records.Container, r daemonless.ExecRequest) (int, error) {
+	return d.b.execIn(ctx, st, r)
 }
 
 // execIn runs a process in the running container through `runc exec`
 // (in the foreground: runc waits for it and exits with its status) and
 // returns its exit code. A TTY exec gets a terminal of ours as runc's own
 // stdio, which runc relays to the container's and resizes on SIGWINCH.
-func (b *Backend) execIn(ctx context.Context, st stored, r execRequest) (int, error) {
+func (b *Backend) execIn(ctx context.Context, st records.Container, r daemonless.ExecRequest) (int, error) {
 	rs, err := b.rt.state(ctx, st.ID)
 	switch {
 	case err == nil && rs.Status == "paused":
 		return -1, fmt.Errorf("container %s is paused: unpause it first: %w", st.Name, errdefs.ErrConflict)
 	case err != nil || rs.Status != "running":
-		return -1, notRunning(st.Name)
+		return -1, daemonless.NotRunning(st.Name)
 	}
 	p, err := b.execProcess(st, rs.Pid, r)
 	if err != nil {
@@ -69,12 +62,12 @@ func (b *Backend) execIn(ctx context.Context, st stored, r execRequest) (int, er
 	pidFile := filepath.Join(b.cfg.bundleDir(st.ID), execID+".pid")
 	defer os.Remove(pidFile)
 	args := []string{"--log", logFile, "--log-format", "json", "exec", "--process", procFile, "--pid-file", pidFile}
-	if r.tty {
+	if r.TTY {
 		args = append(args, "--tty")
 	}
 	c := b.rt.cmd(context.WithoutCancel(ctx), append(args, st.ID)...)
 	var code int
-	if r.tty {
+	if r.TTY {
 		code, err = b.execTTY(ctx, c, r, execID, pidFile)
 	} else {
 		code, err = b.execPipes(ctx, c, r, execID, pidFile)
@@ -84,7 +77,7 @@ func (b *Backend) execIn(ctx context.Context, st stored, r execRequest) (int, er
 	}
 	if code != 0 {
 		if msg := runtimeLogError(logFile); msg != "" {
-			return -1, fmt.Errorf("exec %v in %s: %s: %w", r.cmd, st.Name, msg, execClass(msg))
+			return -1, fmt.Errorf("exec %v in %s: %s: %w", r.Cmd, st.Name, msg, execClass(msg))
 		}
 	}
 	return code, nil
@@ -100,30 +93,30 @@ func execClass(msg string) error {
 
 // execProcess is the exec's OCI process: the container's, with the
 // request's arguments, environment, directory, user and terminal.
-func (b *Backend) execProcess(st stored, pid int, r execRequest) (specs.Process, error) {
+func (b *Backend) execProcess(st records.Container, pid int, r daemonless.ExecRequest) (specs.Process, error) {
 	var sp specs.Spec
 	if err := localstore.ReadJSON(filepath.Join(b.cfg.bundleDir(st.ID), "config.json"), &sp); err != nil || sp.Process == nil {
 		return specs.Process{}, fmt.Errorf("exec in %s: the container's config: %v: %w", st.Name, err, errdefs.ErrNotFound)
 	}
 	p := *sp.Process
-	p.Args, p.Terminal, p.ConsoleSize = r.cmd, r.tty, nil
-	p.Env = append(append([]string{}, p.Env...), r.env...)
-	if r.cwd != "" {
-		p.Cwd = r.cwd
+	p.Args, p.Terminal, p.ConsoleSize = r.Cmd, r.TTY, nil
+	p.Env = append(append([]string{}, p.Env...), r.Env...)
+	if r.Cwd != "" {
+		p.Cwd = r.Cwd
 	}
-	if r.user != "" {
+	if r.User != "" {
 		root, err := rootfs.Open(fmt.Sprintf("/proc/%d/root", pid))
 		if err != nil {
 			return p, fmt.Errorf("exec: %w", err)
 		}
-		u, err := root.LookupUser(r.user)
+		u, err := root.LookupUser(r.User)
 		root.Close()
 		if err != nil {
-			return p, fmt.Errorf("exec: user %s: %w", r.user, err)
+			return p, fmt.Errorf("exec: user %s: %w", r.User, err)
 		}
 		p.User.UID, p.User.GID, p.User.AdditionalGids = u.UID, u.GID, nil
 	}
-	if r.privileged {
+	if r.Privileged {
 		if err := ocispec.PrivilegedExec(&p); err != nil {
 			return p, err
 		}
@@ -131,8 +124,8 @@ func (b *Backend) execProcess(st stored, pid int, r execRequest) (specs.Process,
 	return p, nil
 }
 
-func (b *Backend) execPipes(ctx context.Context, c *exec.Cmd, r execRequest, execID, pidFile string) (int, error) {
-	stdout, stderr := serialized(r.stdout, r.stderr)
+func (b *Backend) execPipes(ctx context.Context, c *exec.Cmd, r daemonless.ExecRequest, execID, pidFile string) (int, error) {
+	stdout, stderr := daemonless.Serialized(r.Stdout, r.Stderr)
 	if stdout == nil {
 		stdout = io.Discard
 	}
@@ -141,7 +134,7 @@ func (b *Backend) execPipes(ctx context.Context, c *exec.Cmd, r execRequest, exe
 	}
 	c.Stdout, c.Stderr = stdout, stderr
 	var pw *os.File
-	if r.stdin != nil {
+	if r.Stdin != nil {
 		pr, w, err := os.Pipe()
 		if err != nil {
 			return -1, err
@@ -150,7 +143,7 @@ func (b *Backend) execPipes(ctx context.Context, c *exec.Cmd, r execRequest, exe
 		c.Stdin = pr
 		defer pr.Close()
 		go func() {
-			_, _ = io.Copy(pw, r.stdin)
+			_, _ = io.Copy(pw, r.Stdin)
 			pw.Close()
 		}()
 	}
@@ -160,8 +153,8 @@ func (b *Backend) execPipes(ctx context.Context, c *exec.Cmd, r execRequest, exe
 		}
 		return -1, fmt.Errorf("exec: %w", err)
 	}
-	if r.started != nil {
-		r.started(execID)
+	if r.Started != nil {
+		r.Started(execID)
 	}
 	return waitExec(ctx, c, pidFile, func() {
 		if pw != nil {
@@ -170,34 +163,34 @@ func (b *Backend) execPipes(ctx context.Context, c *exec.Cmd, r execRequest, exe
 	})
 }
 
-func (b *Backend) execTTY(ctx context.Context, c *exec.Cmd, r execRequest, execID, pidFile string) (int, error) {
+func (b *Backend) execTTY(ctx context.Context, c *exec.Cmd, r daemonless.ExecRequest, execID, pidFile string) (int, error) {
 	size := &pty.Winsize{Rows: 24, Cols: 80}
 	var sizes <-chan [2]uint32
-	if r.resize != nil {
+	if r.Resize != nil {
 		// The first size, if already sent, is the terminal's start size.
 		select {
-		case s, ok := <-r.resize:
+		case s, ok := <-r.Resize:
 			if ok {
 				size = &pty.Winsize{Rows: uint16(s[0]), Cols: uint16(s[1])}
 			}
 		default:
 		}
-		sizes = r.resize
+		sizes = r.Resize
 	}
 	master, err := pty.StartWithSize(c, size)
 	if err != nil {
 		return -1, fmt.Errorf("exec: %w", err)
 	}
 	defer master.Close()
-	if r.started != nil {
-		r.started(execID)
+	if r.Started != nil {
+		r.Started(execID)
 	}
 	var out sync.WaitGroup
-	if r.stdout != nil {
-		out.Go(func() { _, _ = io.Copy(r.stdout, master) })
+	if r.Stdout != nil {
+		out.Go(func() { _, _ = io.Copy(r.Stdout, master) })
 	}
-	if r.stdin != nil {
-		go func() { _, _ = io.Copy(master, r.stdin) }()
+	if r.Stdin != nil {
+		go func() { _, _ = io.Copy(master, r.Stdin) }()
 	}
 	if sizes != nil {
 		go func() {
@@ -246,26 +239,11 @@ func waitExec(ctx context.Context, c *exec.Cmd, pidFile string, exited func()) (
 	return -1, fmt.Errorf("exec: %w", err)
 }
 
-// serialized wraps the two output writers so two copies never write
-// concurrently: callers often pass one writer for both.
-func serialized(stdout, stderr io.Writer) (io.Writer, io.Writer) {
-	var mu sync.Mutex
-	wrap := func(w io.Writer) io.Writer {
-		if w == nil {
-			return nil
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
 		}
-		return &lockedWriter{mu: &mu, w: w}
 	}
-	return wrap(stdout), wrap(stderr)
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return false
 }

@@ -5,39 +5,19 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/containerd/v2/core/remotes"
-	"github.com/containerd/containerd/v2/core/remotes/docker"
-	"github.com/containerd/errdefs"
 	"github.com/containerd/platforms"
-	"github.com/distribution/reference"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
-
-// normalize turns a Docker-style reference into its full name
-// (busybox → docker.io/library/busybox:latest).
-func normalize(ref string) (string, error) {
-	n, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return "", fmt.Errorf("image reference %q: %v: %w", ref, err, errdefs.ErrInvalidArgument)
-	}
-	return reference.TagNameOnly(n).String(), nil
-}
-
-// familiar is the short form users type (cornus-test/busybox:1).
-func familiar(name string) string {
-	if n, err := reference.ParseNormalizedNamed(name); err == nil {
-		return reference.FamiliarString(n)
-	}
-	return name
-}
 
 // InspectImage returns a local image, or an errdefs.NotFound error.
 func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image, error) {
@@ -45,7 +25,7 @@ func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image,
 	if err != nil {
 		return backends.Image{}, err
 	}
-	return imageOf(r, []string{familiar(r.name.Name)}), nil
+	return imageOf(r, []string{daemonless.Familiar(r.name.Name)}), nil
 }
 
 func imageOf(r resolved, tags []string) backends.Image {
@@ -88,7 +68,7 @@ func (b *Backend) ListImages(ctx context.Context) ([]backends.Image, error) {
 		group := byID[id]
 		var tags []string
 		for _, r := range group {
-			tags = append(tags, familiar(r.name.Name))
+			tags = append(tags, daemonless.Familiar(r.name.Name))
 		}
 		slices.Sort(tags)
 		out = append(out, imageOf(group[0], tags))
@@ -117,7 +97,7 @@ func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error
 		if _, err := b.snap.unpack(ctx, r); err != nil {
 			return nil, err
 		}
-		refs = append(refs, familiar(n))
+		refs = append(refs, daemonless.Familiar(n))
 	}
 	return refs, nil
 }
@@ -130,7 +110,7 @@ func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error
 		return err
 	}
 	defer unlock()
-	all, err := b.store().All(ctx)
+	all, err := b.Store().All(ctx)
 	if err != nil {
 		return err
 	}
@@ -146,7 +126,7 @@ func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error
 
 // collectLayers removes the unpacked layers no image and no container
 // uses.
-func (b *Backend) collectLayers(ctx context.Context, all []stored) error {
+func (b *Backend) collectLayers(ctx context.Context, all []records.Container) error {
 	keep := map[string]bool{}
 	m, err := b.images.names()
 	if err != nil {
@@ -169,9 +149,9 @@ func (b *Backend) collectLayers(ctx context.Context, all []stored) error {
 
 // PullImage fetches an image into the store and unpacks it; registries on
 // loopback, and those in CORNUS_BARE_INSECURE_REGISTRIES, are spoken to
-// over plain HTTP.
+// over plain HTTP (daemonless.Core.Resolver).
 func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backends.PullProgress)) error {
-	name, err := normalize(ref)
+	name, err := daemonless.Normalize(ref)
 	if err != nil {
 		return err
 	}
@@ -183,7 +163,7 @@ func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backe
 		return fmt.Errorf("pull %s: %w", ref, err)
 	}
 	defer unlock()
-	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: docker.ConfigureDefaultRegistries(docker.WithPlainHTTP(b.plainHTTP))})
+	resolver := b.Resolver()
 	_, desc, err := resolver.Resolve(ctx, name)
 	if err != nil {
 		return fmt.Errorf("pull %s: %w", ref, err)
@@ -198,7 +178,7 @@ func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backe
 	if err := images.Dispatch(ctx, handler, nil, desc); err != nil {
 		return fmt.Errorf("pull %s: %w", ref, err)
 	}
-	if err := b.images.setNames(imageName{Name: name, Target: ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, Updated: now()}); err != nil {
+	if err := b.images.setNames(imageName{Name: name, Target: ocispec.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, Updated: time.Now().UTC()}); err != nil {
 		return fmt.Errorf("pull %s: %w", ref, err)
 	}
 	r, err := b.images.get(ctx, name)
@@ -212,21 +192,4 @@ func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backe
 		progress(backends.PullProgress{Status: "Pulled " + ref})
 	}
 	return nil
-}
-
-// plainHTTP says whether a registry host is spoken to without TLS.
-func (b *Backend) plainHTTP(host string) (bool, error) {
-	if ok, _ := docker.MatchLocalhost(host); ok {
-		return true, nil
-	}
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	for _, r := range b.cfg.insecure {
-		if strings.EqualFold(r, host) || strings.EqualFold(r, h) {
-			return true, nil
-		}
-	}
-	return false, nil
 }

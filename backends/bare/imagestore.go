@@ -20,6 +20,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/containerd/log"
 	"github.com/containerd/platforms"
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -148,7 +149,7 @@ func (s *imageStore) importTar(ctx context.Context, r io.Reader) ([]string, erro
 		if name == "" {
 			continue
 		}
-		if full, err := normalize(name); err == nil {
+		if full, err := daemonless.Normalize(name); err == nil {
 			name = full
 		}
 		add = append(add, imageName{Name: name, Target: m, Updated: time.Now().UTC()})
@@ -190,7 +191,7 @@ func (s *imageStore) get(ctx context.Context, ref string) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	if full, err := normalize(ref); err == nil {
+	if full, err := daemonless.Normalize(ref); err == nil {
 		if n, ok := m[full]; ok {
 			return s.resolve(ctx, n)
 		}

@@ -2,25 +2,29 @@ package bare
 
 import (
 	"context"
+	"os"
 	"time"
-
-	"github.com/cornus-dev/cornus/backends"
 )
 
-// List returns containers whose labels match every filter label.
-func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.Container, error) {
-	return b.store().List(ctx, o)
+// IDs lists the containers' directories.
+func (d driver) IDs(_ context.Context) ([]string, error) {
+	entries, err := os.ReadDir(d.b.cfg.ContainersDir())
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
 }
 
-// Inspect returns a container by ID, ID prefix or name.
-func (b *Backend) Inspect(ctx context.Context, ref string) (backends.ContainerDetails, error) {
-	return b.store().Inspect(ctx, ref)
-}
-
-// taskRunning asks the runtime whether the container runs.
-func (b *Backend) taskRunning(id string) bool {
+// Running asks the runtime whether the container runs.
+func (d driver) Running(id string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rs, err := b.rt.state(ctx, id)
+	rs, err := d.b.rt.state(ctx, id)
 	return err == nil && (rs.Status == "running" || rs.Status == "paused")
 }

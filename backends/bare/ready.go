@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cornus-dev/cornus/backends/internal/cni"
-	"github.com/cornus-dev/cornus/backends/internal/prepare"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
 
 // ready makes what a container needs to run exist before each start:
@@ -16,7 +16,7 @@ import (
 // host). Both are rebuilt from container.json: the root mounted again,
 // the namespace created at the same path (config.json names it) and
 // attached to the same networks, with its ports published again.
-func (b *Backend) ready(ctx context.Context, st stored) error {
+func (b *Backend) ready(ctx context.Context, st records.Container) error {
 	if err := b.snap.mount(st.Layers, b.cfg.rootfsDir(st.ID), b.cfg.upperDir(st.ID), b.cfg.workDir(st.ID)); err != nil {
 		return err
 	}
@@ -25,13 +25,12 @@ func (b *Backend) ready(ctx context.Context, st stored) error {
 	}
 	// The attachments the records still hold go first (their leases,
 	// their port rules).
-	if _, err := b.net.Detach(ctx, cni.DetachOptions{ContainerID: st.ID, Netns: st.Netns}); err != nil {
+	if _, err := b.Net.Detach(ctx, cni.DetachOptions{ContainerID: st.ID, Netns: st.Netns}); err != nil {
 		return fmt.Errorf("rebuild the network of %s: %w", st.Name, err)
 	}
 	next := st
 	var undo []func()
-	nw, err := b.prepareHost().Network(ctx, prepare.NetworkInput{ID: st.ID, Dir: b.cfg.containerDir(st.ID), Spec: st.Spec,
-		Hostname: firstNonEmpty(st.Spec.Hostname, st.ID[:12]), Peer: b.peerNetwork}, &undo)
+	nw, err := b.PrepareHost().Network(ctx, b.NetworkInput(st), &undo)
 	if err != nil {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
@@ -42,7 +41,7 @@ func (b *Backend) ready(ctx context.Context, st stored) error {
 	if next.Netns != st.Netns {
 		return fmt.Errorf("rebuild the network of %s: its namespace moved from %s to %s", st.Name, st.Netns, next.Netns)
 	}
-	return b.store().Write(next)
+	return b.Store().Write(next)
 }
 
 // liveNetns reports whether path is a live namespace (an nsfs file).

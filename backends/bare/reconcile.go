@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 )
@@ -21,7 +22,7 @@ import (
 //     the others are recorded as exited, as Docker leaves them after a
 //     daemon restart.
 func (b *Backend) reconcile(ctx context.Context) error {
-	recs, err := b.records.List()
+	recs, err := b.Records.List()
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func (b *Backend) reconcile(ctx context.Context) error {
 		if r.Final() || r.Desired != monitor.DesiredRunning || monitor.Alive(r) || r.State.Status == monitor.StatusCreated && r.Monitor.Pid == 0 {
 			continue
 		}
-		if _, err := os.Stat(b.cfg.containerDir(r.ID)); err != nil {
+		if _, err := os.Stat(b.cfg.ContainerDir(r.ID)); err != nil {
 			continue // removed, or half-made: removeHalfMade's
 		}
 		rs, err := b.rt.state(ctx, r.ID)
@@ -49,13 +50,13 @@ func (b *Backend) reconcile(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("restart %s after its supervision was lost: %w", r.Name, err))
 			}
 		default:
-			r.State.Status, r.State.Pid, r.State.FinishedAt = monitor.StatusExited, 0, now()
+			r.State.Status, r.State.Pid, r.State.FinishedAt = monitor.StatusExited, 0, time.Now().UTC()
 			if r.State.ExitCode == 0 {
 				r.State.ExitCode = 255
 			}
 			r.State.Error = "its supervision was lost (host reboot?) and its restart policy does not restart it"
 			r.Desired, r.Monitor = monitor.DesiredStopped, monitor.MonitorProcess{}
-			_ = b.records.Write(r)
+			_ = b.Records.Write(r)
 		}
 	}
 	if len(errs) > 0 {

@@ -44,7 +44,7 @@ func TestConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.dataDir != "/d/bare" || c.snapshotter != SnapshotterNative || c.dns || len(c.insecure) != 2 || c.runtime != DefaultRuntime {
+	if c.DataDir != "/d/bare" || c.snapshotter != SnapshotterNative || c.DNS || len(c.Insecure) != 2 || c.runtime != DefaultRuntime {
 		t.Fatalf("config %+v", c)
 	}
 	for _, bad := range []string{EnvSnapshotter + "=zfs", EnvDNS + "=maybe", EnvLogMaxBytes + "=-1", EnvStatsSource + "=procfs"} {

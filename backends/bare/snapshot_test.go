@@ -172,7 +172,7 @@ func TestNativeSnapshotterContainer(t *testing.T) {
 	if err := b.Remove(ctx, c.ID, backends.RemoveOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(b.cfg.containerDir(c.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(b.cfg.ContainerDir(c.ID)); !os.IsNotExist(err) {
 		t.Fatalf("container directory left: %v", err)
 	}
 }

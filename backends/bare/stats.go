@@ -20,6 +20,19 @@ const (
 	StatsRuntime = "runtime"
 )
 
+// Stats samples the container's usage from its cgroups, or from the
+// runtime (CORNUS_BARE_STATS_SOURCE; runsc's default).
+func (b *Backend) Stats(ctx context.Context, id string) (backends.Stats, error) {
+	st, _, err := b.Running(ctx, id)
+	if err != nil {
+		return backends.Stats{}, err
+	}
+	if src, _ := statsSource(b.cfg.statsSource, b.rt.name); src == StatsRuntime {
+		return b.runtimeStats(ctx, st.ID)
+	}
+	return cgroupStats(st.ID), nil
+}
+
 // statsSource is the configured source, defaulting by runtime.
 func statsSource(setting, runtimeName string) (string, error) {
 	switch setting {

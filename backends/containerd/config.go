@@ -1,6 +1,7 @@
 package containerd
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
-	"github.com/cornus-dev/cornus/internal/svc"
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 )
 
 // Environment variables the backend reads (from the environ it is given).
@@ -19,11 +20,11 @@ const (
 	EnvSnapshotter        = "CORNUS_CONTAINERD_SNAPSHOTTER"
 	EnvInsecureRegistries = "CORNUS_CONTAINERD_INSECURE_REGISTRIES"
 	EnvLogMaxBytes        = "CORNUS_CONTAINERD_LOG_MAX_BYTES"
-	EnvDataDir            = "CORNUS_DATA_DIR"
-	EnvCNIBinDir          = "CORNUS_CNI_BIN_DIR"
+	EnvDataDir            = daemonless.EnvDataDir
+	EnvCNIBinDir          = daemonless.EnvCNIBinDir
 	// EnvMonitorBinary names the cornus executable monitors run, where the
 	// running program is not cornus (tests).
-	EnvMonitorBinary = "CORNUS_MONITOR_BINARY"
+	EnvMonitorBinary = daemonless.EnvMonitorBinary
 	// EnvRemote "1" is the backend's remote mode (backends.RemoteModer):
 	// the daemon may not share this host's mounts, so `cornus serve` gives
 	// every replica a caretaker companion that mounts inside.
@@ -35,49 +36,31 @@ const (
 	DefaultAddress     = "/run/containerd/containerd.sock"
 	DefaultNamespace   = "cornus"
 	DefaultSnapshotter = "overlayfs"
-	DefaultDataDir     = "/var/lib/cornus"
+	DefaultDataDir     = daemonless.DefaultDataDir
 	runtimeName        = "io.containerd.runc.v2"
 )
 
-// config is the backend's settings, read once from the environment.
+// config is the backend's settings, read once from the environment: the
+// core's (data dir <CORNUS_DATA_DIR>/containerd for records, volumes and
+// container files; state dir <CORNUS_STATE_DIR>/containerd on tmpfs for
+// runc's state, FIFOs and netns pins) and containerd's own.
 type config struct {
-	address       string
-	namespace     string
-	snapshotter   string
-	insecure      []string
-	logMaxBytes   int64
-	dataDir       string // <CORNUS_DATA_DIR>/containerd: records, volumes, container files
-	stateDir      string // <CORNUS_STATE_DIR>/containerd (tmpfs): runc state, FIFOs, netns pins
-	environ       []string
-	monitorBinary string
-	remote        bool // EnvRemote
+	daemonless.Config
+	address     string
+	namespace   string
+	snapshotter string
+	remote      bool // EnvRemote
 }
 
 func configFrom(environ []string) (config, error) {
-	env := map[string]string{}
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	c := config{
-		address:   firstNonEmpty(env[EnvAddress], env[EnvAddressFallback], DefaultAddress),
-		namespace: firstNonEmpty(env[EnvNamespace], DefaultNamespace), snapshotter: firstNonEmpty(env[EnvSnapshotter], DefaultSnapshotter),
-		dataDir: filepath.Join(firstNonEmpty(env[EnvDataDir], DefaultDataDir), "containerd"), environ: environ,
-		stateDir: filepath.Join(svc.StateDir(environ), "containerd"), monitorBinary: env[EnvMonitorBinary],
+	core, env, err := daemonless.ReadConfig(Name, daemonless.Vars{LogMaxBytes: EnvLogMaxBytes, InsecureRegistries: EnvInsecureRegistries}, environ)
+	c := config{Config: core,
+		address:   strings.TrimPrefix(cmp.Or(env[EnvAddress], env[EnvAddressFallback], DefaultAddress), "unix://"),
+		namespace: cmp.Or(env[EnvNamespace], DefaultNamespace), snapshotter: cmp.Or(env[EnvSnapshotter], DefaultSnapshotter),
 		remote: env[EnvRemote] == "1",
 	}
-	c.address = strings.TrimPrefix(c.address, "unix://")
-	for _, r := range strings.Split(env[EnvInsecureRegistries], ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			c.insecure = append(c.insecure, r)
-		}
-	}
-	if v := env[EnvLogMaxBytes]; v != "" {
-		var n int64
-		if _, err := fmt.Sscan(v, &n); err != nil || n <= 0 {
-			return c, fmt.Errorf("%s=%q: want a positive number of bytes: %w", EnvLogMaxBytes, v, errdefs.ErrInvalidArgument)
-		}
-		c.logMaxBytes = n
+	if err != nil {
+		return c, err
 	}
 	if os.Geteuid() != 0 {
 		return c, fmt.Errorf("the containerd backend needs root (it creates network namespaces and mounts): %w", errdefs.ErrPermissionDenied)
@@ -85,19 +68,6 @@ func configFrom(environ []string) (config, error) {
 	return c, nil
 }
 
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// Paths under the data dir.
-func (c config) recordsDir() string            { return filepath.Join(c.dataDir, "records") }
-func (c config) containerDir(id string) string { return filepath.Join(c.dataDir, "containers", id) }
-func (c config) volumesDir() string            { return filepath.Join(c.dataDir, "volumes") }
-func (c config) eventsDir() string             { return filepath.Join(c.dataDir, "events") }
-func (c config) runcRoot() string              { return filepath.Join(c.stateDir, "runc") }
-func (c config) fifoDir() string               { return filepath.Join(c.stateDir, "fifo") }
+// Paths under the state dir.
+func (c config) runcRoot() string { return filepath.Join(c.StateDir, "runc") }
+func (c config) fifoDir() string  { return filepath.Join(c.StateDir, "fifo") }

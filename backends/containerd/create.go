@@ -2,163 +2,92 @@ package containerd
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
-	"time"
+	"path/filepath"
 
 	runcoptions "github.com/containerd/containerd/api/types/runc/options"
 	"github.com/containerd/containerd/v2/client"
-	"github.com/containerd/errdefs"
+	"github.com/containerd/containerd/v2/core/mount"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/internal/localstore"
-	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/ocispec"
 	"github.com/cornus-dev/cornus/backends/internal/prepare"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
 
 // Labels cornus keeps on containerd containers besides the spec's.
 const labelName = "cornus.name"
 
-// Create prepares everything a container needs — volumes, files, its
-// network namespace attached to its networks, hosts and resolv.conf — and
-// creates the containerd container and its monitor record. On any failure
-// what was prepared is undone.
-func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (_ backends.Container, err error) {
-	ctx = b.ns(ctx)
-	if err := localstore.ValidName(cs.Name); err != nil {
-		return backends.Container{}, fmt.Errorf("create container: %w", err)
-	}
-	if other, err := b.store().ByName(ctx, cs.Name); err == nil {
-		return backends.Container{}, fmt.Errorf("create container %s: the name is already in use by container %s: %w", cs.Name, other, errdefs.ErrConflict)
-	}
-	imgName, err := normalize(cs.Image)
+// Build resolves the image of a create (unpacked for the snapshotter);
+// the container is a containerd container with a new snapshot of it.
+func (d driver) Build(ctx context.Context, cs backends.ContainerSpec) (daemonless.Build, error) {
+	ctx = d.b.ns(ctx)
+	name, err := daemonless.Normalize(cs.Image)
 	if err != nil {
-		return backends.Container{}, err
+		return daemonless.Build{}, err
 	}
-	img, err := b.cli.GetImage(ctx, imgName)
+	img, err := d.b.cli.GetImage(ctx, name)
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: image %s: %w", cs.Name, cs.Image, err)
+		return daemonless.Build{}, fmt.Errorf("image %s: %w", cs.Image, err)
 	}
-	if err := b.unpack(ctx, img); err != nil {
-		return backends.Container{}, err
+	if err := d.b.unpack(ctx, img); err != nil {
+		return daemonless.Build{}, err
 	}
 	imgSpec, err := img.Spec(ctx)
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return daemonless.Build{}, err
 	}
 	cfgDesc, _ := img.Config(ctx)
+	return daemonless.Build{ImageID: cfgDesc.Digest.String(), Image: imgSpec.Config,
+		Make: func(ctx context.Context, st records.Container, in ocispec.Input, undo *[]func()) error {
+			return d.make(ctx, img, st, in, undo)
+		}}, nil
+}
 
-	id := newID()
-	dir := b.cfg.containerDir(id)
-	release, err := b.halfMade().Lock(id)
-	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	defer release()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	var undo []func()
-	defer func() {
-		if err != nil {
-			for i := len(undo) - 1; i >= 0; i-- {
-				undo[i]()
-			}
-			_ = os.RemoveAll(dir)
-		}
-	}()
-	st := stored{ID: id, Name: cs.Name, Spec: cs, ImageID: cfgDesc.Digest.String(), Created: time.Now().UTC()}
-	hostname := firstNonEmpty(cs.Hostname, id[:12])
-
-	host := b.prepareHost()
-	mounts, err := host.Mounts(id, cs, &undo)
-	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	st.Mounts, st.Anonymous = mounts.Points, mounts.Anonymous
-	fileMounts, err := prepare.Files(dir, cs.Files)
-	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	in := ocispec.Input{Spec: cs, Image: imgSpec.Config, Backend: Name, Hostname: hostname, Mounts: append(mounts.Specs, fileMounts...), InitBin: ocispec.FindInit()}
-	nw, err := host.Network(ctx, prepare.NetworkInput{ID: id, Dir: dir, Spec: cs, Hostname: hostname, Peer: b.peerNetwork}, &undo)
-	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	st.Netns, st.Networks, st.Ports = nw.Netns, nw.Networks, nw.Ports
-	in.Netns, in.HostsPath, in.ResolvConf = nw.Netns, nw.HostsPath, nw.ResolvConf
-	if in.PIDNS, err = b.sharedNamespace(cs.PID, "pid"); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: pidMode: %w", cs.Name, err)
-	}
-	if in.IPCNS, err = b.sharedNamespace(cs.IPC, "ipc"); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: ipcMode: %w", cs.Name, err)
-	}
+// make creates the containerd container and seeds its volumes.
+func (d driver) make(ctx context.Context, img client.Image, st records.Container, in ocispec.Input, undo *[]func()) error {
+	ctx = d.b.ns(ctx)
 	opts, err := ocispec.Opts(in)
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return err
 	}
-	labels := map[string]string{labelName: cs.Name}
-	for k, v := range cs.Labels {
-		labels[k] = v
-	}
-	ctr, err := b.cli.NewContainer(ctx, id,
-		client.WithImage(img), client.WithSnapshotter(b.cfg.snapshotter), client.WithNewSnapshot(id, img),
-		client.WithRuntime(runtimeName, &runcoptions.Options{Root: b.cfg.runcRoot()}),
+	labels := map[string]string{labelName: st.Name}
+	maps.Copy(labels, st.Spec.Labels)
+	ctr, err := d.b.cli.NewContainer(ctx, st.ID,
+		client.WithImage(img), client.WithSnapshotter(d.b.cfg.snapshotter), client.WithNewSnapshot(st.ID, img),
+		client.WithRuntime(runtimeName, &runcoptions.Options{Root: d.b.cfg.runcRoot()}),
 		client.WithNewSpec(opts...), client.WithContainerLabels(labels))
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return err
 	}
-	undo = append(undo, func() { _ = ctr.Delete(context.WithoutCancel(ctx), client.WithSnapshotCleanup) })
-	if err := b.seedVolumes(ctx, id, cs, st.Mounts); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	if err := b.store().Write(st); err != nil {
-		return backends.Container{}, err
-	}
-	if err := b.records.Write(b.newRecord(st)); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	b.event("create", st)
-	return b.store().View(st, b.store().RecordOf(id)), nil
+	*undo = append(*undo, func() { _ = ctr.Delete(context.WithoutCancel(ctx), client.WithSnapshotCleanup) })
+	return d.seedVolumes(ctx, st)
 }
 
-// prepareHost is what backends/internal/prepare needs of this backend.
-func (b *Backend) prepareHost() prepare.Host {
-	return prepare.Host{Backend: Name, Volumes: b.vols, Networks: b.nets, CNI: b.net}
-}
-
-// peerNetwork is the network namespace and directory of the container a
-// networkMode container:<ref> names.
-func (b *Backend) peerNetwork(ctx context.Context, ref string) (string, string, error) {
-	other, err := b.store().Read(b.store().ResolveID(ctx, ref))
+// seedVolumes copies what the image holds at a volume's target into the
+// volume when it is empty (Docker's copy-up), unless noCopy.
+func (d driver) seedVolumes(ctx context.Context, st records.Container) error {
+	todo := prepare.SeedCandidates(st.Spec, st.Mounts)
+	if len(todo) == 0 {
+		return nil
+	}
+	ms, err := d.b.cli.SnapshotService(d.b.cfg.snapshotter).Mounts(ctx, st.ID)
 	if err != nil {
-		return "", "", err
+		return fmt.Errorf("seed volumes: %w", err)
 	}
-	return other.Netns, b.cfg.containerDir(other.ID), nil
-}
-
-func newID() string {
-	buf := make([]byte, 32)
-	_, _ = rand.Read(buf)
-	return hex.EncodeToString(buf)
-}
-
-// newRecord is the monitor record of a created container.
-func (b *Backend) newRecord(st stored) monitor.Record {
-	return prepare.Record(st.ID, st.Name, st.Spec, b.cfg.logMaxBytes, b.cfg.eventsDir())
-}
-
-// sharedNamespace is the namespace path of a container shared with.
-func (b *Backend) sharedNamespace(m backends.NamespaceMode, kind string) (string, error) {
-	if m.Kind != "container" {
-		return "", nil
-	}
-	rec, err := b.records.Read(b.store().ResolveID(context.Background(), m.Container))
-	if err != nil || rec.State.Pid == 0 {
-		return "", fmt.Errorf("container %s is not running: %w", m.Container, errdefs.ErrFailedPrecondition)
-	}
-	return fmt.Sprintf("/proc/%d/ns/%s", rec.State.Pid, kind), nil
+	return mount.WithReadonlyTempMount(ctx, ms, func(root string) error {
+		for _, m := range todo {
+			src := filepath.Join(root, filepath.Clean("/"+m.Destination))
+			if fi, err := os.Stat(src); err != nil || !fi.IsDir() {
+				continue
+			}
+			if err := prepare.CopyTree(src, m.Source); err != nil {
+				return fmt.Errorf("seed volume %s from the image's %s: %w", m.Name, m.Destination, err)
+			}
+		}
+		return nil
+	})
 }

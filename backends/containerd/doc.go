@@ -1,15 +1,19 @@
 // Package containerd is the backend that runs cornus apps on containerd
 // (the v2 Go client; containerd 1.6 and newer) with no daemon services
-// beyond containerd's own: networking through backends/internal/cni (a
-// bridge and a /24 per network, a pinned network namespace per container,
-// portmap for published ports, hosts files and a DNS resolver on each
-// gateway), supervision by backends/internal/monitor (a detached `cornus
-// monitor` per container: logs, restart policy, healthchecks, exit codes,
-// record.json), volumes as directories and labelled networks
-// (backends/internal/localstore), the OCI spec from
-// backends/internal/ocispec and Create's host side (mounts, files,
-// network namespace) from backends/internal/prepare — shared with the
-// bare backend.
+// beyond containerd's own. It embeds the daemonless core
+// (backends/internal/daemonless) shared with the bare backend: records,
+// networking through backends/internal/cni (a bridge and a /24 per
+// network, a pinned network namespace per container, portmap for
+// published ports, hosts files and a DNS resolver on each gateway),
+// supervision by backends/internal/monitor (a detached `cornus monitor`
+// per container: logs, restart policy, healthchecks, exit codes,
+// record.json), volumes and networks (backends/internal/localstore),
+// Create's host side (backends/internal/prepare) and the lifecycle. What
+// is containerd's stays here: the core's Runtime over containerd's
+// containers and tasks (lifecycle.go, list.go, create.go with the
+// snapshot's volume seeding, exec.go), the task a monitor drives
+// (monitor.go), images (images.go), stats from the task's metrics
+// (stats.go) and the config (config.go).
 //
 // Entry points: New (WithEnviron) and the *Backend methods. Configuration:
 // CORNUS_CONTAINERD_ADDRESS (else CONTAINERD_ADDRESS, else

@@ -4,42 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"slices"
-	"strings"
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/images"
-	"github.com/containerd/containerd/v2/core/remotes/docker"
-	"github.com/containerd/errdefs"
 	"github.com/containerd/platforms"
-	"github.com/distribution/reference"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 )
-
-// normalize turns a Docker-style reference into containerd's full name
-// (busybox → docker.io/library/busybox:latest).
-func normalize(ref string) (string, error) {
-	n, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return "", fmt.Errorf("image reference %q: %v: %w", ref, err, errdefs.ErrInvalidArgument)
-	}
-	return reference.TagNameOnly(n).String(), nil
-}
-
-// familiar is the short form users type (cornus-test/busybox:1).
-func familiar(name string) string {
-	if n, err := reference.ParseNormalizedNamed(name); err == nil {
-		return reference.FamiliarString(n)
-	}
-	return name
-}
 
 // InspectImage returns a local image, or an errdefs.NotFound error.
 func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image, error) {
 	ctx = b.ns(ctx)
-	name, err := normalize(ref)
+	name, err := daemonless.Normalize(ref)
 	if err != nil {
 		return backends.Image{}, err
 	}
@@ -47,7 +25,7 @@ func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image,
 	if err != nil {
 		return backends.Image{}, fmt.Errorf("inspect image %s: %w", ref, err)
 	}
-	return b.imageOf(ctx, img, []string{familiar(name)})
+	return b.imageOf(ctx, img, []string{daemonless.Familiar(name)})
 }
 
 func (b *Backend) imageOf(ctx context.Context, img client.Image, tags []string) (backends.Image, error) {
@@ -96,7 +74,7 @@ func (b *Backend) ListImages(ctx context.Context) ([]backends.Image, error) {
 		group := byTarget[t]
 		var tags []string
 		for _, img := range group {
-			tags = append(tags, familiar(img.Name()))
+			tags = append(tags, daemonless.Familiar(img.Name()))
 		}
 		slices.Sort(tags)
 		i, err := b.imageOf(ctx, group[0], tags)
@@ -122,7 +100,7 @@ func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error
 		if err := b.unpack(ctx, img); err != nil {
 			return nil, err
 		}
-		refs = append(refs, familiar(m.Name))
+		refs = append(refs, daemonless.Familiar(m.Name))
 	}
 	return refs, nil
 }
@@ -141,7 +119,7 @@ func (b *Backend) unpack(ctx context.Context, img client.Image) error {
 // RemoveImage removes an image name.
 func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error {
 	ctx = b.ns(ctx)
-	name, err := normalize(ref)
+	name, err := daemonless.Normalize(ref)
 	if err != nil {
 		return err
 	}
@@ -152,39 +130,22 @@ func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error
 }
 
 // PullImage fetches an image; registries on loopback, and those in
-// CORNUS_CONTAINERD_INSECURE_REGISTRIES, are spoken to over plain HTTP.
+// CORNUS_CONTAINERD_INSECURE_REGISTRIES, are spoken to over plain HTTP
+// (daemonless.Core.Resolver).
 func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backends.PullProgress)) error {
 	ctx = b.ns(ctx)
-	name, err := normalize(ref)
+	name, err := daemonless.Normalize(ref)
 	if err != nil {
 		return err
 	}
-	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: docker.ConfigureDefaultRegistries(docker.WithPlainHTTP(b.plainHTTP))})
 	if progress != nil {
 		progress(backends.PullProgress{Status: "Pulling " + ref})
 	}
-	if _, err := b.cli.Pull(ctx, name, client.WithPullUnpack, client.WithPullSnapshotter(b.cfg.snapshotter), client.WithResolver(resolver)); err != nil {
+	if _, err := b.cli.Pull(ctx, name, client.WithPullUnpack, client.WithPullSnapshotter(b.cfg.snapshotter), client.WithResolver(b.Resolver())); err != nil {
 		return fmt.Errorf("pull %s: %w", ref, err)
 	}
 	if progress != nil {
 		progress(backends.PullProgress{Status: "Pulled " + ref})
 	}
 	return nil
-}
-
-// plainHTTP says whether a registry host is spoken to without TLS.
-func (b *Backend) plainHTTP(host string) (bool, error) {
-	if ok, _ := docker.MatchLocalhost(host); ok {
-		return true, nil
-	}
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	for _, r := range b.cfg.insecure {
-		if strings.EqualFold(r, host) || strings.EqualFold(r, h) {
-			return true, nil
-		}
-	}
-	return false, nil
 }

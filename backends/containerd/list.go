@@ -5,29 +5,26 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
-
-	"github.com/cornus-dev/cornus/backends"
 )
 
-// List returns containers whose labels match every filter label.
-func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.Container, error) {
-	return b.store().List(ctx, o)
-}
-
-// Inspect returns a container by ID, ID prefix or name.
-func (b *Backend) Inspect(ctx context.Context, ref string) (backends.ContainerDetails, error) {
-	return b.store().Inspect(ctx, ref)
-}
-
-// taskRunning asks containerd whether the container's task runs.
-func (b *Backend) taskRunning(id string) bool {
-	ctx, cancel := context.WithTimeout(b.ns(context.Background()), 2*time.Second)
-	defer cancel()
-	ctr, err := b.cli.LoadContainer(ctx, id)
+// IDs lists the containers containerd knows.
+func (d driver) IDs(ctx context.Context) ([]string, error) {
+	cs, err := d.b.cli.Containers(d.b.ns(ctx))
 	if err != nil {
-		return false
+		return nil, err
 	}
-	task, err := ctr.Task(ctx, nil)
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.ID())
+	}
+	return ids, nil
+}
+
+// Running asks containerd whether the container's task runs.
+func (d driver) Running(id string) bool {
+	ctx, cancel := context.WithTimeout(d.b.ns(context.Background()), 2*time.Second)
+	defer cancel()
+	_, task, err := d.task(ctx, id)
 	if err != nil {
 		return false
 	}

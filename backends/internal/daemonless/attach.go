@@ -1,4 +1,4 @@
-package containerd
+package daemonless
 
 import (
 	"context"
@@ -8,6 +8,6 @@ import (
 
 // Attach streams a container's output and feeds its stdin through the
 // container's monitor (see records.Store.Attach).
-func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
-	return b.store().Attach(ctx, id, o, b.Logs)
+func (c *Core) Attach(ctx context.Context, id string, o backends.AttachOptions) error {
+	return c.Store().Attach(ctx, id, o, c.Logs)
 }

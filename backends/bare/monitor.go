@@ -17,15 +17,42 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
+
+// RunMonitor is the body of `cornus monitor bare ID`: it supervises the
+// container (daemonless.Core.Supervise: the monitor and, unless
+// CORNUS_BARE_DNS=false, DNS on its networks' gateways) as the parent of
+// its runtime and, through the child-subreaper bit, of its init, reaping
+// the orphans the runtime leaves it (reaper.go).
+func RunMonitor(ctx context.Context, environ []string, id string) error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("monitor: become a child subreaper: %w", err)
+	}
+	b, err := New(ctx, WithEnviron(environ), func(o *options) { o.monitor = true })
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	task, err := b.MonitorTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	reapCtx, stopReaping := context.WithCancel(ctx)
+	defer stopReaping()
+	mt := task.(*monitorTask)
+	go reapOrphans(reapCtx, &mt.starting, mt.initPid)
+	return b.Supervise(ctx, id, task)
+}
 
 // MonitorTask is the container as its monitor drives it: the monitor (a
 // child subreaper) runs `runc create` and `runc start`, so the
 // container's init becomes its child once runc exits, and it waits for it
 // through a pidfd.
 func (b *Backend) MonitorTask(_ context.Context, id string) (monitor.Task, error) {
-	st, err := b.store().Read(id)
+	st, err := b.Store().Read(id)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +61,7 @@ func (b *Backend) MonitorTask(_ context.Context, id string) (monitor.Task, error
 
 type monitorTask struct {
 	b   *Backend
-	st  stored
+	st  records.Container
 	pid atomic.Int64 // the current init's, for the orphan reaper
 	// starting is held while a start has an init the reaper must not
 	// take for an orphan before its pid is known.
@@ -68,48 +95,46 @@ func (t *monitorTask) Start(ctx context.Context, stdio monitor.Stdio) (monitor.P
 			f.Close()
 		}
 	}()
-	var cmdIn, cmdOut, cmdErr *os.File
-	var console *consoleSocket
-	if t.st.Spec.TTY {
-		var err error
-		if console, err = newConsoleSocket(); err != nil {
-			return nil, err
-		}
+	console, err := t.openStdio(p, stdio, &child)
+	if err != nil {
+		return nil, err
+	}
+	if console != nil {
 		defer console.Close()
 		args = append(args, "--console-socket", console.path)
-		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-		if err != nil {
-			return nil, err
-		}
-		child = append(child, null)
-		cmdIn, cmdOut, cmdErr = null, null, null
-	} else {
-		var err error
-		if cmdIn, err = stdinFile(stdio.Stdin); err != nil {
-			return nil, err
-		}
-		child = append(child, cmdIn)
-		outR, outW, err := outputFIFO(b.cfg.bundleDir(id), "stdout")
-		if err != nil {
-			return nil, err
-		}
-		errR, errW, err := outputFIFO(b.cfg.bundleDir(id), "stderr")
-		if err != nil {
-			outR.Close()
-			outW.Close()
-			return nil, err
-		}
-		child = append(child, outW, errW)
-		cmdOut, cmdErr = outW, errW
-		p.copies.Go(func() { copyOut(stdio.Stdout, outR) })
-		p.copies.Go(func() { copyOut(stdio.Stderr, errR) })
 	}
-	logFile := filepath.Join(b.cfg.bundleDir(id), "runtime.log")
-	_ = os.Remove(logFile)
 	t.starting.Lock()
 	defer t.starting.Unlock()
-	c := b.rt.cmd(context.WithoutCancel(ctx), append([]string{"--log", logFile, "--log-format", "json"}, append(args, id)...)...)
-	c.Stdin, c.Stdout, c.Stderr = cmdIn, cmdOut, cmdErr
+	master, err := t.create(ctx, p, append(args, id), child, console)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range child {
+		f.Close()
+	}
+	child = nil
+	if master != nil {
+		p.master = master
+		p.copies.Go(func() { copyOut(stdio.Stdout, master) })
+		if stdio.Stdin != nil {
+			go func() { _, _ = io.Copy(master, stdio.Stdin) }()
+		}
+	}
+	if err := t.startInit(ctx, p, pidFile); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// create runs `runc create` with the container's stdio (child) and, with
+// a TTY, receives the terminal over console; on failure what it made goes
+// and the error carries the runtime's logged message.
+func (t *monitorTask) create(ctx context.Context, p *process, args []string, child []*os.File, console *consoleSocket) (*os.File, error) {
+	b, id := t.b, t.st.ID
+	logFile := filepath.Join(b.cfg.bundleDir(id), "runtime.log")
+	_ = os.Remove(logFile)
+	c := b.rt.cmd(context.WithoutCancel(ctx), append([]string{"--log", logFile, "--log-format", "json"}, args...)...)
+	c.Stdin, c.Stdout, c.Stderr = child[0], child[1], child[2]
 	if err := c.Start(); err != nil {
 		p.abort(child)
 		return nil, fmt.Errorf("%s create: %w", b.rt.name, err)
@@ -140,35 +165,72 @@ func (t *monitorTask) Start(ctx context.Context, stdio monitor.Stdio) (monitor.P
 		_ = b.rt.delete(context.WithoutCancel(ctx), id)
 		return nil, fmt.Errorf("%s create: %v: %s", b.rt.name, err, cmp.Or(runtimeLogError(logFile), "no message"))
 	}
-	for _, f := range child {
-		f.Close()
-	}
-	child = nil
-	if master != nil {
-		p.master = master
-		p.copies.Go(func() { copyOut(stdio.Stdout, master) })
-		if stdio.Stdin != nil {
-			go func() { _, _ = io.Copy(master, stdio.Stdin) }()
+	return master, nil
+}
+
+// openStdio makes what the container's stdio is, the ends runc passes it
+// going on child: with a TTY /dev/null and the console socket runc sends
+// the terminal over; else the monitor's stdin and the output FIFOs, whose
+// reading ends p copies to the monitor.
+func (t *monitorTask) openStdio(p *process, stdio monitor.Stdio, child *[]*os.File) (*consoleSocket, error) {
+	if t.st.Spec.TTY {
+		console, err := newConsoleSocket()
+		if err != nil {
+			return nil, err
 		}
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			console.Close()
+			return nil, err
+		}
+		*child = append(*child, null, null, null)
+		return console, nil
 	}
+	in, err := stdinFile(stdio.Stdin)
+	if err != nil {
+		return nil, err
+	}
+	*child = append(*child, in)
+	bundle := t.b.cfg.bundleDir(t.st.ID)
+	outR, outW, err := outputFIFO(bundle, "stdout")
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := outputFIFO(bundle, "stderr")
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	*child = append(*child, outW, errW)
+	p.copies.Go(func() { copyOut(stdio.Stdout, outR) })
+	p.copies.Go(func() { copyOut(stdio.Stderr, errR) })
+	return nil, nil
+}
+
+// startInit finds the created container's init (our child once runc
+// exited: we are a subreaper), reaps it when it exits and has the runtime
+// start it; on failure the runtime's container goes.
+func (t *monitorTask) startInit(ctx context.Context, p *process, pidFile string) error {
+	rt, id := t.b.rt, t.st.ID
 	pid, err := readPid(pidFile)
 	if err == nil {
 		p.pid = pid
 		p.proc, err = os.FindProcess(pid)
 	}
 	if err != nil {
-		_ = b.rt.delete(context.WithoutCancel(ctx), id)
+		_ = rt.delete(context.WithoutCancel(ctx), id)
 		p.abort(nil)
-		return nil, fmt.Errorf("%s create: the container's init: %w", b.rt.name, err)
+		return fmt.Errorf("%s create: the container's init: %w", rt.name, err)
 	}
 	t.pid.Store(int64(pid))
 	go p.reap()
-	if _, err := b.rt.run(context.WithoutCancel(ctx), "start", id); err != nil {
-		_ = b.rt.delete(context.WithoutCancel(ctx), id)
+	if _, err := rt.run(context.WithoutCancel(ctx), "start", id); err != nil {
+		_ = rt.delete(context.WithoutCancel(ctx), id)
 		<-p.done
-		return nil, err
+		return err
 	}
-	return p, nil
+	return nil
 }
 
 // stdinFile is what the container reads as stdin: the monitor's pipe, or
@@ -228,7 +290,7 @@ func runtimeLogError(path string) string {
 }
 
 func (t *monitorTask) Exec(ctx context.Context, cmd []string, out io.Writer) (int, error) {
-	return t.b.execIn(ctx, t.st, execRequest{cmd: cmd, stdout: out, stderr: out})
+	return t.b.execIn(ctx, t.st, daemonless.ExecRequest{Cmd: cmd, Stdout: out, Stderr: out})
 }
 
 // process is a started container init.

@@ -1,4 +1,4 @@
-package bare
+package daemonless
 
 import (
 	"context"
@@ -11,23 +11,23 @@ import (
 
 // EnsureVolume returns the volume labelled for (project, key) or named so,
 // creating it if missing.
-func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	return b.vols.Ensure(ctx, v)
+func (c *Core) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
+	return c.vols.Ensure(ctx, v)
 }
 
 // ListVolumes lists volumes whose labels match.
-func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]backends.Volume, error) {
-	return b.vols.List(ctx, o)
+func (c *Core) ListVolumes(ctx context.Context, o backends.ListOptions) ([]backends.Volume, error) {
+	return c.vols.List(ctx, o)
 }
 
 // RemoveVolume removes a volume no container uses (force: even then).
-func (b *Backend) RemoveVolume(ctx context.Context, name string, force bool) error {
-	return b.vols.Remove(ctx, name, force)
+func (c *Core) RemoveVolume(ctx context.Context, name string, force bool) error {
+	return c.vols.Remove(ctx, name, force)
 }
 
 // volumeUser names a container that mounts the volume, or "".
-func (b *Backend) volumeUser(ctx context.Context, name string) (string, error) {
-	all, err := b.store().All(ctx)
+func (c *Core) volumeUser(ctx context.Context, name string) (string, error) {
+	all, err := c.Store().All(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package bare
+package daemonless
 
 import (
 	"context"
@@ -15,31 +15,31 @@ import (
 // labels in <data>/networks.
 
 // EnsureNetwork returns the network, creating it if missing.
-func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	return b.nets.Ensure(ctx, n)
+func (c *Core) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
+	return c.nets.Ensure(ctx, n)
 }
 
 // ListNetworks lists networks whose labels match.
-func (b *Backend) ListNetworks(ctx context.Context, o backends.ListOptions) ([]backends.Network, error) {
-	return b.nets.List(ctx, o)
+func (c *Core) ListNetworks(ctx context.Context, o backends.ListOptions) ([]backends.Network, error) {
+	return c.nets.List(ctx, o)
 }
 
 // RemoveNetwork removes a network no container is on.
-func (b *Backend) RemoveNetwork(ctx context.Context, id string) error {
-	return b.nets.Remove(ctx, id)
+func (c *Core) RemoveNetwork(ctx context.Context, id string) error {
+	return c.nets.Remove(ctx, id)
 }
 
 // Connect attaches a container with its own network namespace to one more
 // network (docker network connect).
-func (b *Backend) Connect(ctx context.Context, network, container string, aliases []string) error {
-	st, err := b.store().Find(ctx, container)
+func (c *Core) Connect(ctx context.Context, network, container string, aliases []string) error {
+	st, err := c.Store().Find(ctx, container)
 	if err != nil {
 		return err
 	}
 	if st.Netns == "" || st.Spec.Network.Kind != "" {
 		return fmt.Errorf("container %s has no network namespace of its own to connect: %w", st.Name, errdefs.ErrFailedPrecondition)
 	}
-	res, err := b.net.Attach(ctx, cni.AttachOptions{ContainerID: st.ID, Netns: st.Netns, Names: []string{st.Name},
+	res, err := c.Net.Attach(ctx, cni.AttachOptions{ContainerID: st.ID, Netns: st.Netns, Names: []string{st.Name},
 		Networks: []cni.Endpoint{{Network: network, Aliases: append([]string{st.Spec.App}, aliases...)}}})
 	if err != nil {
 		return err
@@ -51,27 +51,27 @@ func (b *Backend) Connect(ctx context.Context, network, container string, aliase
 		st.Networks[a.Network] = backends.EndpointInfo{NetworkID: a.Network, IPAddress: a.IP.String(), IPPrefixLen: a.PrefixLen,
 			Gateway: a.Gateway.String(), MacAddress: a.MAC, Aliases: a.Aliases}
 	}
-	if err := b.store().Write(st); err != nil {
+	if err := c.Store().Write(st); err != nil {
 		return err
 	}
-	_ = b.journal().Append(journalNetworkEvent("connect", st.ID))
+	_ = c.journal().Append(journalNetworkEvent("connect", st.ID))
 	return nil
 }
 
 // Disconnect detaches a container from a network.
-func (b *Backend) Disconnect(ctx context.Context, network, container string, force bool) error {
-	st, err := b.store().Find(ctx, container)
+func (c *Core) Disconnect(ctx context.Context, network, container string, force bool) error {
+	st, err := c.Store().Find(ctx, container)
 	if err != nil {
 		return err
 	}
-	if _, err := b.net.Detach(ctx, cni.DetachOptions{ContainerID: st.ID, Netns: st.Netns, Networks: []string{network}}); err != nil {
+	if _, err := c.Net.Detach(ctx, cni.DetachOptions{ContainerID: st.ID, Netns: st.Netns, Networks: []string{network}}); err != nil {
 		return err
 	}
 	delete(st.Networks, network)
-	if err := b.store().Write(st); err != nil {
+	if err := c.Store().Write(st); err != nil {
 		return err
 	}
-	_ = b.journal().Append(journalNetworkEvent("disconnect", st.ID))
+	_ = c.journal().Append(journalNetworkEvent("disconnect", st.ID))
 	return nil
 }
 
