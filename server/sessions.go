@@ -289,12 +289,7 @@ func (ss *sessions) forRequest(r *http.Request, tenant, project string) (*sessio
 	if id == "" {
 		return nil, nil
 	}
-	// A session is registered just after its WebSocket upgrade answered:
-	// a client's first request may come a moment before.
-	s, ok := ss.lookup(id)
-	for deadline := time.Now().Add(sessionSettle); !ok && time.Now().Before(deadline); s, ok = ss.lookup(id) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	s, ok := ss.settled(id)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if !ok || s.tenant != tenant {
@@ -310,6 +305,17 @@ func short(id string) string { return id[:min(8, len(id))] }
 
 // sessionSettle bounds the wait for a session being registered.
 const sessionSettle = 2 * time.Second
+
+// settled looks id up, waiting up to sessionSettle for it: a session is
+// registered just after its WebSocket upgrade answered, and a client's
+// first request on it may come a moment before.
+func (ss *sessions) settled(id string) (*session, bool) {
+	s, ok := ss.lookup(id)
+	for deadline := time.Now().Add(sessionSettle); !ok && time.Now().Before(deadline); s, ok = ss.lookup(id) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s, ok
+}
 
 func (ss *sessions) lookup(id string) (*session, bool) {
 	ss.mu.Lock()
@@ -387,10 +393,10 @@ func (ss *sessions) provider(project string) *session {
 
 // live is the session id names if it is the tenant's and live.
 func (ss *sessions) live(id, tenant string) (*session, error) {
+	s, ok := ss.settled(id)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s, ok := ss.byID[id]
-	if !ok || s.tenant != tenant {
+	if !ok || ss.byID[id] != s || s.tenant != tenant {
 		return nil, fmt.Errorf("%w: no live session %s… of yours", errdefs.ErrNotFound, short(id))
 	}
 	return s, nil
