@@ -96,7 +96,7 @@ func TestComposeLifecycle(t *testing.T) {
 		t.Errorf("app started before migrate completed, or the volume is not shared: %q", got)
 	}
 	if out, _, code := p.run("compose", "exec", "-T", "app", "ping", "-c", "1", "-W", "2", "worker"); code != 0 {
-		t.Errorf("app on its second network does not reach worker by name: %s", out)
+		t.Errorf("app on its second network does not reach worker by name: %s\n%s", out, p.networkState("app", "worker"))
 	}
 	ids := strings.Fields(p.must("compose", "ps", "-a", "-q"))
 	body, err := testnet.HTTPGet(fmt.Sprintf("127.0.0.1:%d", port))
@@ -240,4 +240,19 @@ func followTicks(t *testing.T, p *project, n int, within time.Duration) (string,
 	cancel()
 	_ = follow.Wait()
 	return streamed.String(), ticks >= n
+}
+
+// networkState is what a failed reach between containers needs to be
+// explained (a one-off loss was seen once under load, in CI): each one's
+// addresses, routes, hosts file and ARP table, and whether a second try
+// gets through (a transient loss, or a broken path).
+func (p *project) networkState(from, to string) string {
+	var b strings.Builder
+	for _, svc := range []string{from, to} {
+		out, errOut, code := p.run("compose", "exec", "-T", svc, "sh", "-c", "ip addr; ip route; cat /etc/hosts; cat /proc/net/arp")
+		fmt.Fprintf(&b, "--- %s (exit %d):\n%s%s", svc, code, out, errOut)
+	}
+	out, _, code := p.run("compose", "exec", "-T", from, "ping", "-c", "3", "-W", "2", to)
+	fmt.Fprintf(&b, "--- a second try from %s (exit %d):\n%s", from, code, out)
+	return b.String()
 }
