@@ -1,10 +1,13 @@
 package backends
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -19,6 +22,12 @@ type Capabilities struct {
 	// Gaps maps spec field paths (or field=value) the backend cannot
 	// honor to the reason.
 	Gaps map[string]string
+	// Refused maps spec field paths (or field=value) the backend refuses,
+	// up failing with a NotImplemented error that names the field, to the
+	// reason: where running without the field would break the app (a pod
+	// cannot join another pod's network namespace, and one that runs
+	// without it cannot reach what that one serves on loopback).
+	Refused map[string]string
 	// Features are the optional interfaces (optional.go) it implements:
 	// FeaturesOf(b), never a list of its own.
 	Features []Feature
@@ -48,9 +57,16 @@ func (c Capabilities) Gap(path string) (string, bool) {
 
 // GapKey returns the declared gap that covers path: path itself, then for
 // "field=value" the field, then each parent ("a.b.c", "a.b", "a").
-func (c Capabilities) GapKey(path string) (string, bool) {
+func (c Capabilities) GapKey(path string) (string, bool) { return coveringKey(c.Gaps, path) }
+
+// RefusedKey returns the declared refusal that covers path, as GapKey.
+func (c Capabilities) RefusedKey(path string) (string, bool) { return coveringKey(c.Refused, path) }
+
+// coveringKey returns the key of m that covers path: path itself, then for
+// "field=value" the field, then each parent.
+func coveringKey(m map[string]string, path string) (string, bool) {
 	for p := path; p != ""; {
-		if _, ok := c.Gaps[p]; ok {
+		if _, ok := m[p]; ok {
 			return p, true
 		}
 		if i := strings.IndexByte(p, '='); i >= 0 {
@@ -201,6 +217,18 @@ func Unhonored(backend string, caps Capabilities, a spec.App) []spec.Warning {
 		out = append(out, spec.Warning{Service: a.Name, Field: p, Message: "not supported by the " + backend + " backend (" + reason + "); ignored"})
 	}
 	return out
+}
+
+// Refusal is the error for the first field of a the backend refuses
+// (Capabilities.Refused), nil when it refuses none: said before anything
+// is made, since running the app without the field would break it.
+func Refusal(backend string, caps Capabilities, a spec.App) error {
+	for _, p := range UsedFields(a) {
+		if key, ok := caps.RefusedKey(p); ok {
+			return fmt.Errorf("services.%s: %s: not supported by the %s backend (%s): %w", a.Name, p, backend, caps.Refused[key], errdefs.ErrNotImplemented)
+		}
+	}
+	return nil
 }
 
 // GapUpdate is the update gap (deploy.update_config) of a backend whose

@@ -30,6 +30,9 @@ type ResolveInput struct {
 	// Services maps a service name to the container ID of its first
 	// replica, for network_mode/pid/ipc "service:NAME".
 	Services map[string]string
+	// JoinNetwork is a container whose network namespace the app joins
+	// instead of App.NetworkMode's (its caretaker companion, which owns it).
+	JoinNetwork string
 }
 
 // Resolve turns a validated app into the ContainerSpec a backend maps. It
@@ -111,6 +114,9 @@ func resolveNetworking(cs *ContainerSpec, in ResolveInput) error {
 	mode, err := namespace("networkMode", a.NetworkMode, in.Services)
 	if err != nil {
 		return err
+	}
+	if in.JoinNetwork != "" {
+		mode = NamespaceMode{Kind: "container", Container: in.JoinNetwork}
 	}
 	cs.Network = NetworkMode(mode)
 	if cs.Network.Kind != "" && len(a.Networks) > 0 {

@@ -51,6 +51,10 @@ func TestResolve(t *testing.T) {
 			func(cs ContainerSpec) any { return cs.PID }, NamespaceMode{Kind: "container", Container: "abc"}},
 		{"container network mode", ResolveInput{App: spec.App{NetworkMode: "container:xyz"}},
 			func(cs ContainerSpec) any { return cs.Network }, NetworkMode{Kind: "container", Container: "xyz"}},
+		{"a companion's network namespace beats bridge", ResolveInput{App: spec.App{NetworkMode: "bridge"}, JoinNetwork: "comp"},
+			func(cs ContainerSpec) any { return cs.Network }, NetworkMode{Kind: "container", Container: "comp"}},
+		{"service network mode", ResolveInput{App: spec.App{NetworkMode: "service:web"}, Services: map[string]string{"web": "w1"}},
+			func(cs ContainerSpec) any { return cs.Network }, NetworkMode{Kind: "container", Container: "w1"}},
 		{"host network mode", ResolveInput{App: spec.App{NetworkMode: "host"}},
 			func(cs ContainerSpec) any { return cs.Network }, NetworkMode{Kind: "host"}},
 		{"ports in one order, tcp by default", ResolveInput{App: spec.App{Ports: []spec.Port{{Container: 90, Protocol: "udp"}, {Container: 80, Host: 8080}}}},
@@ -102,5 +106,18 @@ func TestResolveRefuses(t *testing.T) {
 				t.Fatalf("the error does not name %s: %v", name, err)
 			}
 		})
+	}
+}
+
+// TestRefusal: a field the backend declares refused is an error naming
+// the service and field before anything is made; other fields are not.
+func TestRefusal(t *testing.T) {
+	caps := Capabilities{Refused: map[string]string{"networkMode=service": "no shared namespaces"}}
+	err := Refusal("x", caps, spec.App{Name: "side", NetworkMode: "service:api"})
+	if !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), "services.side: networkMode=service") {
+		t.Fatalf("refusal: %v", err)
+	}
+	if err := Refusal("x", caps, spec.App{Name: "side", NetworkMode: "host"}); err != nil {
+		t.Fatalf("host is not refused: %v", err)
 	}
 }

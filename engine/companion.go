@@ -69,33 +69,40 @@ func WithCompanions(c Companions) Option { return func(cf *config) { cf.companio
 // companionReady bounds the wait for a companion's Ready command.
 const companionReady = 30 * time.Second
 
+// joined is a replica's app as its companion leaves it.
+type joined struct {
+	app     spec.App
+	sidecar *backends.Sidecar // the companion, where the backend runs it in one unit with the app
+	netns   string            // the companion container whose network namespace the app joins
+	undo    func()            // removes the companion
+}
+
 // attach creates and starts replica's companion, if it gets one, and
 // returns the app joined to it. Where the backend runs companions as
 // sidecars (Capabilities.Sidecars), nothing is created here: the
 // companion is returned, resolved, for the app's Create.
-func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica int, hash string) (spec.App, *backends.Sidecar, func(), error) {
-	noop := func() {}
+func (e *Engine) attach(ctx context.Context, p spec.Project, a spec.App, replica int, hash string) (joined, error) {
+	none := joined{app: a, undo: func() {}}
 	if e.companions == nil {
-		return a, nil, noop, nil
+		return none, nil
 	}
 	att, ok, err := e.companions.Attach(ctx, p, a, replica)
 	if err != nil || !ok {
-		return a, nil, noop, err
+		return none, err
 	}
 	if a.NetworkMode != "" && a.NetworkMode != "bridge" {
-		return a, nil, noop, fmt.Errorf("services.%s: network_mode %q: its caretaker companion (egress proxy or transparent mode, or the server's remote mode) needs the service's own network namespace, which it owns", a.Name, a.NetworkMode)
+		return none, fmt.Errorf("services.%s: network_mode %q: its caretaker companion (egress proxy or transparent mode, or the server's remote mode) needs the service's own network namespace, which it owns", a.Name, a.NetworkMode)
 	}
 	if e.b.Capabilities().Sidecars {
 		return e.sidecar(ctx, p, a, replica, hash, att)
 	}
-	app, undo, err := e.companion(ctx, p, a, replica, hash, att)
-	return app, nil, undo, err
+	return e.companion(ctx, p, a, replica, hash, att)
 }
 
 // companion creates and starts the companion att describes as a container
 // of its own, owning the network namespace the app joins.
-func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (spec.App, func(), error) {
-	noop := func() {}
+func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (joined, error) {
+	none := joined{app: a, undo: func() {}}
 	appName := containerName(p.Name, a, replica)
 	comp, app := splitNetns(att.Companion, a)
 	name := appName + "-caretaker"
@@ -113,14 +120,14 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 		Labels: labels, Networks: p.Networks, Volumes: p.Volumes})
 	if err != nil {
 		dropVolumes()
-		return a, noop, fmt.Errorf("create %s: %w", name, err)
+		return none, fmt.Errorf("create %s: %w", name, err)
 	}
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {
 		dropVolumes()
 		e.failed(ctx, name, err)
-		return a, noop, err
+		return none, err
 	}
 	undo := func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -132,27 +139,26 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 	if err := e.b.Start(ctx, c.ID); err != nil {
 		undo()
 		e.failed(ctx, name, err)
-		return a, noop, fmt.Errorf("start %s: %w", name, err)
+		return none, fmt.Errorf("start %s: %w", name, err)
 	}
 	if err := e.waitCompanion(ctx, c.ID, name, att.Ready); err != nil {
 		undo()
 		e.failed(ctx, name, err)
-		return a, noop, err
+		return none, err
 	}
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Started", Done: true})
-	app.NetworkMode = "container:" + c.ID
 	app.Labels = maps.Clone(app.Labels)
 	if app.Labels == nil {
 		app.Labels = map[string]string{}
 	}
 	app.Labels[LabelHasCompanion] = name
-	return joinApp(app, att), undo, nil
+	return joined{app: joinApp(app, att), netns: c.ID, undo: undo}, nil
 }
 
 // sidecar resolves the companion att describes for a backend that runs it
 // in one unit with the app: it shares the app's network namespace as it
 // is (nothing moves), and the backend gates the app's start on Ready.
-func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (spec.App, *backends.Sidecar, func(), error) {
+func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (joined, error) {
 	appName := containerName(p.Name, a, replica)
 	name := appName + "-caretaker"
 	dropVolumes := func() {
@@ -165,10 +171,10 @@ func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replic
 	cs, err := backends.Resolve(backends.ResolveInput{Project: p.Name, App: att.Companion, Replica: replica, Name: name, Labels: labels})
 	if err != nil {
 		dropVolumes()
-		return a, nil, func() {}, fmt.Errorf("create %s: %w", name, err)
+		return joined{app: a, undo: func() {}}, fmt.Errorf("create %s: %w", name, err)
 	}
 	sc := &backends.Sidecar{Name: "caretaker", Spec: cs, Ready: slices.Clone(att.Ready), Shared: slices.Clone(att.Shared)}
-	return joinApp(a, att), sc, dropVolumes, nil
+	return joined{app: joinApp(a, att), sidecar: sc, undo: dropVolumes}, nil
 }
 
 // joinApp adds what a companion shares with its app: its mounts, and the

@@ -33,12 +33,12 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 	if err != nil {
 		return converged{}, err
 	}
-	a, err = e.resolveServiceRefs(ctx, p, a)
+	refs, err := e.serviceRefs(ctx, p, a)
 	if err != nil {
 		return converged{}, err
 	}
-	hash := configHash(p, a, files)
-	if wl, w, ok, err := e.asWorkload(ctx, p, a, hash, files, force); err != nil {
+	hash := configHash(p, a, files, refs)
+	if wl, w, ok, err := e.asWorkload(ctx, p, a, hash, files, refs, force); err != nil {
 		return converged{}, err
 	} else if ok {
 		return e.convergeWorkload(ctx, wl, w, a, existing)
@@ -77,7 +77,7 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 					return err
 				}
 				recreated.Store(true)
-				c, err = e.createAndStart(gctx, p, a, i, hash, files)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs)
 			case ok:
 				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
 				if err := e.stopAndRemove(gctx, c, preStop(a)); err != nil {
@@ -86,7 +86,7 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 				fallthrough
 			default:
 				recreated.Store(true)
-				c, err = e.createAndStart(gctx, p, a, i, hash, files)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs)
 			}
 			if err != nil || a.Hooks == nil {
 				return err
@@ -101,33 +101,29 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 	return converged{recreated: recreated.Load()}, err
 }
 
-// resolveServiceRefs rewrites network_mode/pid/ipc "service:NAME" to the
-// runtime's "container:ID" of that service's first replica.
-func (e *Engine) resolveServiceRefs(ctx context.Context, p spec.Project, a spec.App) (spec.App, error) {
-	resolve := func(mode string) (string, error) {
+// serviceRefs maps each service a's network_mode/pid/ipc "service:NAME"
+// names to the container ID of its first replica, for Resolve.
+func (e *Engine) serviceRefs(ctx context.Context, p spec.Project, a spec.App) (map[string]string, error) {
+	refs := map[string]string{}
+	for _, mode := range []string{a.NetworkMode, a.PidMode, a.IpcMode} {
 		s, ok := serviceRef(mode)
-		if !ok {
-			return mode, nil
+		if !ok || refs[s] != "" {
+			continue
 		}
 		cs, err := e.b.List(ctx, backends.ListOptions{Labels: appLabels(p.Name, s)})
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		for _, c := range cs {
 			if c.Replica() == "1" {
-				return "container:" + c.ID, nil
+				refs[s] = c.ID
 			}
 		}
-		return "", fmt.Errorf("services.%s: %q is not running", a.Name, mode)
-	}
-	var err error
-	out := a
-	for _, m := range []*string{&out.NetworkMode, &out.PidMode, &out.IpcMode} {
-		if *m, err = resolve(*m); err != nil {
-			return a, err
+		if refs[s] == "" {
+			return nil, fmt.Errorf("services.%s: %q is not running", a.Name, mode)
 		}
 	}
-	return out, nil
+	return refs, nil
 }
 
 // ensureRunning starts a stopped replica (running its postStart hooks);
@@ -145,18 +141,19 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 // in the devcontainer order: postCreate (onCreate, updateContent,
 // postCreate) once, after the first start, then postStart. A container
 // that cannot be started is removed again: nothing half-applied stays.
-func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File) (backends.Container, error) {
+func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File, refs map[string]string) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
 	// A companion (the caretaker) owns the replica's network namespace
 	// and is ready before the app is created; it goes when the app fails.
-	a, sidecar, undo, err := e.attach(ctx, p, a, replica, hash)
+	j, err := e.attach(ctx, p, a, replica, hash)
 	if err != nil {
 		return backends.Container{}, err
 	}
+	a = j.app
 	created := false
 	defer func() {
 		if !created {
-			undo()
+			j.undo()
 		}
 	}()
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
@@ -166,12 +163,13 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 		Project: p.Name, App: a, Replica: replica, Name: name,
 		Labels:   containerLabels(p.Name, a, replica, hash),
 		Networks: p.Networks, Volumes: p.Volumes, Files: files,
+		Services: refs, JoinNetwork: j.netns,
 	})
 	if err != nil {
 		e.failed(ctx, name, err)
 		return backends.Container{}, fmt.Errorf("create %s: %w", name, err)
 	}
-	cs.Sidecar = sidecar
+	cs.Sidecar = j.sidecar
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {
 		e.failed(ctx, name, err)

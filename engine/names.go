@@ -75,8 +75,16 @@ func sortedDeps(a spec.App) []string {
 // when it changes: the app (minus scale, ordering and engine-run hooks), the
 // runtime names of its networks and volumes, and its files' content. (How
 // a change rolls out, update, is the workload's, not the replicas'.)
-func configHash(p spec.Project, a spec.App, files []backends.File) string {
+func configHash(p spec.Project, a spec.App, files []backends.File, refs map[string]string) string {
 	a = spec.DeepCopy(a)
+	// A service reference counts as the container it names (a recreated
+	// target recreates the app, as docker compose does), in the form the
+	// hash has always had, so existing containers keep their hash.
+	for _, m := range []*string{&a.NetworkMode, &a.PidMode, &a.IpcMode} {
+		if s, ok := serviceRef(*m); ok {
+			*m = "container:" + refs[s]
+		}
+	}
 	a.Replicas, a.Update, a.DependsOn, a.Hooks, a.Devcontainer = nil, nil, nil, nil, nil
 	nets := map[string]string{}
 	for _, n := range a.Networks {

@@ -51,6 +51,9 @@ func (e *Engine) Up(ctx context.Context, p spec.Project, o UpOptions) (UpResult,
 	var apps []spec.App
 	for _, n := range p.ServiceNames() {
 		if sel[n] {
+			if err := backends.Refusal(e.b.Name(), e.caps, p.Services[n]); err != nil {
+				return UpResult{}, err
+			}
 			apps = append(apps, p.Services[n])
 		}
 	}

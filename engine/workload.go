@@ -17,7 +17,7 @@ import (
 // backend offers workloads (backends.FeatureWorkloads) and says the app fits,
 // and nothing of the app is per replica — no companion, no lifecycle hooks
 // (the engine runs those in each replica it creates).
-func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, hash string, files []backends.File, force bool) (backends.Workloads, backends.WorkloadSpec, bool, error) {
+func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, hash string, files []backends.File, refs map[string]string, force bool) (backends.Workloads, backends.WorkloadSpec, bool, error) {
 	wl, ok := e.workloads()
 	if !ok {
 		return nil, backends.WorkloadSpec{}, false, nil
@@ -37,7 +37,7 @@ func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, has
 	tmpl, err := backends.Resolve(backends.ResolveInput{
 		Project: p.Name, App: a, Replica: 1, Name: containerName(p.Name, a, 1),
 		Labels:   containerLabels(p.Name, a, 1, hash),
-		Networks: p.Networks, Volumes: p.Volumes, Files: files,
+		Networks: p.Networks, Volumes: p.Volumes, Files: files, Services: refs,
 	})
 	if err != nil {
 		return nil, backends.WorkloadSpec{}, false, fmt.Errorf("create %s: %w", a.Name, err)

@@ -65,7 +65,7 @@ func TestUpdateUnusedWarns(t *testing.T) {
 	} {
 		rec := &recorder{}
 		e := New(unfit{caps: c.caps, withhold: c.withhold})
-		_, _, ok, err := e.asWorkload(progress.WithWriter(context.Background(), rec), p, p.Services["web"], "h", nil, false)
+		_, _, ok, err := e.asWorkload(progress.WithWriter(context.Background(), rec), p, p.Services["web"], "h", nil, nil, false)
 		if err != nil || ok {
 			t.Fatalf("%s: asWorkload = %v, %v", c.name, ok, err)
 		}

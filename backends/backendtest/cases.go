@@ -750,6 +750,19 @@ var cases = []testCase{
 						x.t.Fatalf("network mode bridge: interfaces %q, want one besides lo", out)
 					}
 				}},
+			// A service's network namespace: side reaches what api serves
+			// on its loopback only, which no other container can.
+			{field: "networkMode=service", set: func(x *env, d *draft) {
+				d.app("api").Command = spec.Command{"sh", "-c", "mkdir -p /www && echo shared > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www"}
+				d.app("side").NetworkMode = "service:api"
+			}, check: func(x *env, _ spec.Project) {
+				x.eventually("side reaches api's loopback", func() string {
+					if out, code := x.sh("side", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 127.0.0.1 8080`); code != 0 || !strings.Contains(out, "shared") {
+						return errf("exit %d: %s", code, out)
+					}
+					return ""
+				})
+			}},
 			// A lookup reaches the server dns names, whether the runtime
 			// writes it to resolv.conf or forwards to it from a resolver of
 			// its own (dockerd on a user network): the server is a UDP sink

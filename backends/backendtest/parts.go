@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -79,13 +82,18 @@ func (d *draft) project(x *env) spec.Project {
 type partPlan struct {
 	honored []part
 	gaps    map[string]string
+	refused map[string]string
 	unseen  []string
 }
 
 func planParts(caps backends.Capabilities, parts []part) partPlan {
-	plan := partPlan{gaps: map[string]string{}}
+	plan := partPlan{gaps: map[string]string{}, refused: map[string]string{}}
 	checked := map[string]bool{}
 	for _, p := range parts {
+		if key, ok := caps.RefusedKey(p.field); ok {
+			plan.refused[p.field] = key
+			continue
+		}
 		if key, ok := caps.GapKey(p.field); ok {
 			if !checked[key] { // a parent's gap is checked once
 				checked[key] = true
@@ -111,6 +119,14 @@ func runParts(t *testing.T, b backends.Backend, c testCase) {
 			t.Run("gap "+p.field, func(t *testing.T) {
 				t.Parallel()
 				newEnv(t, b).runPartGap(p, key)
+			})
+		}
+	}
+	for _, p := range c.parts {
+		if key, ok := plan.refused[p.field]; ok {
+			t.Run("refused "+p.field, func(t *testing.T) {
+				t.Parallel()
+				newEnv(t, b).runPartRefused(p, key)
 			})
 		}
 	}
@@ -164,6 +180,26 @@ func (x *env) runPartGap(p part, key string) {
 		x.t.Fatalf("with the %q gap the rest of the spec is not served: env %q", key, out)
 	}
 	x.t.Logf("gap %s: warned as declared (%s), container runs", key, ws[0].Message)
+}
+
+// runPartRefused deploys one part whose field the backend declares it
+// refuses: up must fail saying not implemented and naming the field.
+func (x *env) runPartRefused(p part, key string) {
+	d := newDraft()
+	p.set(x, d)
+	proj := d.project(x)
+	if err := proj.Validate(); err != nil {
+		x.t.Fatalf("invalid test spec: %v", err)
+	}
+	field, _, _ := strings.Cut(key, "=")
+	_, err := x.e.Up(x.ctx, proj, engine.UpOptions{})
+	if err == nil || !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), field) {
+		x.t.Fatalf("declared refusal %q: up = %v, want a not-implemented error naming %s", key, err, field)
+	}
+	if cs, err := x.e.PS(x.ctx, proj.Name, engine.PSOptions{All: true}); err != nil || len(cs) > 0 {
+		x.t.Fatalf("declared refusal %q: up left %d containers (%v); it must refuse before making any", key, len(cs), err)
+	}
+	x.t.Logf("refused %s as declared (%s): %v", key, x.e.Backend().Capabilities().Refused[key], err)
 }
 
 // related reports whether two spec paths name the same field, one under

@@ -55,7 +55,7 @@ func TestPartsPlan(t *testing.T) {
 		{"process configuration", []string{"domainname"},
 			[]string{"entrypoint", "env", "workingDir", "user", "hostname", "groupAdd"}, []string{"domainname"}},
 		{"restart policy restarts a failing container", []string{"restart.maxRetries"}, []string{"restart"}, []string{"restart.maxRetries"}},
-		{"network mode none and bridge with DNS servers", []string{"networkMode=none"}, []string{"networkMode=bridge", "dns"}, []string{"networkMode=none"}},
+		{"network mode none and bridge with DNS servers", []string{"networkMode=none"}, []string{"networkMode=bridge", "networkMode=service", "dns"}, []string{"networkMode=none"}},
 		{"network mode none and bridge with DNS servers", []string{"networkMode"}, []string{"dns"}, []string{"networkMode=none"}},
 		{"capabilities added and dropped", []string{"capDrop"}, nil, []string{"capDrop"}},
 		{"secrets and configs from file, environment and content", []string{"configs"}, []string{"secrets", "secrets.uid", "secrets.gid"}, []string{"configs"}},
@@ -73,6 +73,28 @@ func TestPartsPlan(t *testing.T) {
 		if !slices.Equal(honored, c.honored) || !slices.Equal(checked, slices.Sorted(slices.Values(c.checked))) {
 			t.Errorf("%s with gaps %v: honored %v, gap checks %v; want %v, %v", c.cas, c.gaps, honored, checked, c.honored, c.checked)
 		}
+	}
+}
+
+// TestPartsPlanRefused: a declared refusal runs its part on its own (up
+// must refuse it) and drops it from the deployment of the rest.
+func TestPartsPlanRefused(t *testing.T) {
+	var c testCase
+	for _, tc := range cases {
+		if tc.name == "network mode none and bridge with DNS servers" {
+			c = tc
+		}
+	}
+	plan := planParts(backends.Capabilities{Refused: map[string]string{"networkMode=service": "test"}}, c.parts)
+	var honored []string
+	for _, p := range plan.honored {
+		honored = append(honored, p.field)
+	}
+	if want := []string{"networkMode=none", "networkMode=bridge", "dns"}; !slices.Equal(honored, want) {
+		t.Errorf("honored %v, want %v", honored, want)
+	}
+	if plan.refused["networkMode=service"] != "networkMode=service" || len(plan.refused) != 1 {
+		t.Errorf("refusal checks %v, want networkMode=service alone", plan.refused)
 	}
 }
 

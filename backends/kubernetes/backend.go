@@ -143,6 +143,10 @@ func capabilities(cfg config) backends.Capabilities {
 			"logging":                     "the kubelet keeps container logs; no log drivers",
 			"hooks.privileged":            "an exec in a pod has the container's own privileges (the API has no privileged exec): the hook runs with them",
 		},
+		Refused: map[string]string{
+			"networkMode=container": "a pod cannot join another pod's network namespace",
+			"networkMode=service":   "a pod cannot join another pod's network namespace",
+		},
 		NativeHealthcheck: true, // readiness probes
 		Sidecars:          true, // a native sidecar in the replica's pod (sidecar.go)
 	}
