@@ -130,29 +130,9 @@ func (b *Backend) execOnce(ctx context.Context, name string, post execPost, s st
 	if s.started != nil {
 		s.started(op.ID)
 	}
-	control := conns["control"]
-	go func() {
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case sz, ok := <-s.resize:
-				if !ok {
-					return
-				}
-				msg, _ := json.Marshal(map[string]any{"command": "window-resize", "args": map[string]string{
-					"width": strconv.Itoa(int(sz.Width)), "height": strconv.Itoa(int(sz.Height))}})
-				_ = control.Write(wctx, websocket.MessageText, msg)
-			}
-		}
-	}()
-	go func() { // keep the control connection read (pings) until the end
-		for {
-			if _, _, err := control.Read(wctx); err != nil {
-				return
-			}
-		}
-	}()
+	if control := conns["control"]; control != nil {
+		serveControl(wctx, control, s.resize)
+	}
 	var outputs sync.WaitGroup
 	stdout, stderr := s.stdout, s.stderr
 	if stdout == nil {
@@ -178,6 +158,33 @@ func (b *Backend) execOnce(ctx context.Context, name string, post execPost, s st
 		return -1, fmt.Errorf("exec in container %s: incus reported no exit code: %w", name, errdefs.ErrUnknown)
 	}
 	return *res.Return, nil
+}
+
+// serveControl sends the TTY's resizes on an exec's control websocket and
+// keeps it read (pings) until ctx ends.
+func serveControl(ctx context.Context, control *websocket.Conn, resize <-chan backends.TermSize) {
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case sz, ok := <-resize:
+				if !ok {
+					return
+				}
+				msg, _ := json.Marshal(map[string]any{"command": "window-resize", "args": map[string]string{
+					"width": strconv.Itoa(int(sz.Width)), "height": strconv.Itoa(int(sz.Height))}})
+				_ = control.Write(ctx, websocket.MessageText, msg)
+			}
+		}
+	}()
+	go func() {
+		for {
+			if _, _, err := control.Read(ctx); err != nil {
+				return
+			}
+		}
+	}()
 }
 
 // dialExec connects an exec operation's websockets, all at once: Incus
@@ -213,10 +220,13 @@ func (b *Backend) dialExec(ctx context.Context, opID string, fds map[string]stri
 			conns[d.fd] = d.conn
 		case errors.Is(d.err, errOperationGone) && (d.fd != "control" || interactive):
 			gone = d.err
-		case other != nil:
 		case errors.Is(d.err, errOperationGone):
-			// The command needs no control websocket: it may have run.
-			other = fmt.Errorf("control websocket: %v: %w", d.err, errdefs.ErrUnavailable)
+			// A command that needs no control websocket started once its
+			// data websockets were connected, and a short one can end
+			// before the control one is: its output and exit code are
+			// still there (resizes and pings need control; only a TTY,
+			// which is interactive, has them).
+		case other != nil:
 		default:
 			other = fmt.Errorf("%s websocket: %w", d.fd, d.err)
 		}

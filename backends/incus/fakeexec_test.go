@@ -28,6 +28,10 @@ type fakeExec struct {
 	// refuse, when it says so, answers that dial 500 and fails the
 	// operation (as if it had timed out just then).
 	refuse func(attempt int, fd string) bool
+	// lateControl: as Incus 6.0 runs a non-interactive exec, the command
+	// starts once fds 0, 1 and 2 are in, and the control dial arrives only
+	// after the (short) command ended: it is answered 500.
+	lateControl bool
 
 	mu   sync.Mutex
 	ops  map[string]*fakeOp
@@ -41,6 +45,7 @@ type fakeOp struct {
 	arrived int
 	allIn   chan struct{} // every dial arrived
 	conns   map[string]*websocket.Conn
+	ran     chan struct{} // the command wrote its output
 	ended   chan struct{}
 	once    sync.Once
 	err     string // set before ended closes: the failure
@@ -75,7 +80,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (f *fakeExec) exec(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	op := &fakeOp{id: fmt.Sprintf("op%d", len(f.ops)+1), attempt: len(f.ops) + 1, secrets: map[string]string{},
-		allIn: make(chan struct{}), conns: map[string]*websocket.Conn{}, ended: make(chan struct{})}
+		allIn: make(chan struct{}), conns: map[string]*websocket.Conn{}, ran: make(chan struct{}), ended: make(chan struct{})}
 	fds := map[string]string{}
 	for _, fd := range execFds {
 		secret := op.id + "-" + fd
@@ -108,8 +113,9 @@ func (f *fakeExec) websocket(w http.ResponseWriter, r *http.Request) {
 		fd = op.secrets[r.URL.Query().Get("secret")]
 	}
 	refused := op != nil && f.refuse != nil && f.refuse(op.attempt, fd)
-	if op != nil && !refused {
-		if op.arrived++; op.arrived == len(execFds) {
+	late := op != nil && f.lateControl && fd == "control"
+	if op != nil && !refused && !late {
+		if op.arrived++; op.arrived == f.awaited() {
 			close(op.allIn)
 		}
 	}
@@ -125,6 +131,13 @@ func (f *fakeExec) websocket(w http.ResponseWriter, r *http.Request) {
 		op.fail("Timed out waiting for websockets to connect")
 		notRunning()
 		return
+	case late:
+		select {
+		case <-op.ran:
+		case <-op.ended:
+		}
+		notRunning()
+		return
 	}
 	select {
 	case <-op.allIn:
@@ -138,11 +151,19 @@ func (f *fakeExec) websocket(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	op.conns[fd] = c
-	ready := len(op.conns) == len(execFds)
+	ready := len(op.conns) == f.awaited()
 	f.mu.Unlock()
 	if ready {
 		go f.run(op)
 	}
+}
+
+// awaited is how many websockets an operation waits for.
+func (f *fakeExec) awaited() int {
+	if f.lateControl {
+		return len(execFds) - 1
+	}
+	return len(execFds)
 }
 
 // run runs the command: "x\n" on stdout, then every websocket closes.
@@ -152,6 +173,9 @@ func (f *fakeExec) run(op *fakeOp) {
 	f.mu.Unlock()
 	ctx := context.Background()
 	for _, fd := range []string{"control", "0"} { // read what the client sends (stdin's end)
+		if op.conns[fd] == nil {
+			continue
+		}
 		go func() {
 			for {
 				if _, _, err := op.conns[fd].Read(ctx); err != nil {
@@ -161,8 +185,11 @@ func (f *fakeExec) run(op *fakeOp) {
 		}()
 	}
 	_ = op.conns["1"].Write(ctx, websocket.MessageBinary, []byte("x\n"))
+	close(op.ran)
 	for _, fd := range []string{"1", "2", "0", "control"} {
-		_ = op.conns[fd].Close(websocket.StatusNormalClosure, "")
+		if c := op.conns[fd]; c != nil {
+			_ = c.Close(websocket.StatusNormalClosure, "")
+		}
 	}
 	op.once.Do(func() { close(op.ended) })
 }
@@ -222,5 +249,23 @@ func TestExecRetriedAfterRefusedDial(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.ops) != 2 || f.runs != 1 {
 		t.Errorf("%d exec operations, %d commands run; want 2 and 1", len(f.ops), f.runs)
+	}
+}
+
+// Locks down a flake of the incus lane (TestContract/process_configuration:
+// "control websocket: … Only running operations can be connected"): a
+// short non-interactive command ran and ended once its data websockets
+// were in, before the control one was. Its output and exit code count;
+// the command is not run again.
+func TestExecShortCommandBeforeControl(t *testing.T) {
+	f := &fakeExec{connectWithin: 30 * time.Second, lateControl: true}
+	code, out, err := runFakeExec(t, f)
+	if err != nil || code != 0 || out != "x\n" {
+		t.Fatalf("exec: exit %d, output %q, err %v; want 0, \"x\\n\"", code, out, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.runs != 1 {
+		t.Errorf("%d commands run, want 1", f.runs)
 	}
 }
