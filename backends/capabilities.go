@@ -219,7 +219,7 @@ func Unhonored(backend string, caps Capabilities, a spec.App) []spec.Warning {
 	return out
 }
 
-// Refusal is the error for the first field of a the backend refuses
+// Refusal is the error for the first field of a that the backend refuses
 // (Capabilities.Refused), nil when it refuses none: said before anything
 // is made, since running the app without the field would break it.
 func Refusal(backend string, caps Capabilities, a spec.App) error {
