@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ func (b *Backend) Start(ctx context.Context, id string) error {
 	if err != nil {
 		// Let a failed start settle, so the container can be removed.
 		_ = b.waitStopped(ctx, in.Name, 5*time.Second)
-		return fmt.Errorf("start container %s: incus: %w (see `incus info --show-log %s`)", cmpOr(in.Config[keyName], id), err, in.Name)
+		return fmt.Errorf("start container %s: incus: %w (see `incus info --show-log %s`)%s", cmpOr(in.Config[keyName], id), err, in.Name, b.lxcLogTail(ctx, in.Name))
 	}
 	return b.awaitRun(ctx, in, began)
 }
@@ -381,4 +382,21 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 	in.Config[keyName] = name
 	b.event("rename", in)
 	return nil
+}
+
+// lxcLogTail is the end of an instance's LXC log, for a failed start's
+// error: the container is removed after it, and with it the log that says
+// why ("" when there is none).
+func (b *Backend) lxcLogTail(ctx context.Context, name string) string {
+	resp, err := b.cli.raw(ctx, request{method: "GET", path: instancePath(name) + "/logs/lxc.log"})
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	return "; its LXC log ends:\n" + strings.Join(lines[max(0, len(lines)-8):], "\n")
 }
