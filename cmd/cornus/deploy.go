@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/load"
 )
@@ -38,42 +39,24 @@ func newDeployCmd(s streams) *cobra.Command {
 			}
 			defer se.Close()
 			if del {
-				return se.engine.Down(ctx, r.Project.Name, engine.DownOptions{Spec: &r.Project, Volumes: volumes, RemoveOrphans: true})
+				return se.Engine().Down(ctx, r.Project.Name, engine.DownOptions{Spec: &r.Project, Volumes: volumes, RemoveOrphans: true})
 			}
-			if err := applyEgress(&r.Project, &ef, s.Environ); err != nil {
-				return err
-			}
+			hold := clientdeploy.HoldForeground
 			if detach {
-				if err := refuseDetachedClientRoutes(r.Project); err != nil {
-					return err
-				}
+				hold = clientdeploy.HoldNone
 			}
-			lms, err := parseLocalMounts(localMounts, r.Dir)
-			if err != nil {
+			_, err = se.Deploy(ctx, r.Project, clientdeploy.Options{
+				Up: o, Egress: &ef.EgressFlags, LocalMounts: localMounts, Dir: r.Dir, Hold: hold,
+			})
+			if err != nil || se.Server() == "" || detach {
 				return err
 			}
-			exp, err := localExports(se, r.Project, lms, detach)
-			if err != nil {
-				return err
-			}
-			se.printAllWarnings(s.Err, r.Project)
-			attached := se.remote != nil && !detach
-			if attached {
-				se.egress = egressBlocks(r.Project)
-				if err := se.holdSession(ctx, s, r.Project.Name, false, exp); err != nil {
-					return err
-				}
-			}
-			if _, err = se.engine.Up(ctx, r.Project, o); err != nil || !attached {
-				return err
-			}
-			se.progress.Close()
 			fmt.Fprintf(s.Err, "Deployed %s on %s: it runs while this command does (Ctrl-C removes it; --detach leaves it running).\n",
-				r.Project.Name, se.remote.client.URL())
+				r.Project.Name, se.Server())
 			select {
 			case <-ctx.Done():
-			case <-se.remote.attach.Done():
-				return fmt.Errorf("the session with %s ended: the server removes the deployment", se.remote.client.URL())
+			case <-se.Held():
+				return fmt.Errorf("the session with %s ended: the server removes the deployment", se.Server())
 			}
 			return nil
 		},

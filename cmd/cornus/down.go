@@ -22,13 +22,13 @@ func newDownCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			se.noteEmpty(ctx, s.Err, t.name)
+			se.NoteEmpty(ctx, s.Err, t.name)
 			o.Spec = t.spec
 			if cmd.Flags().Changed("timeout") {
 				d := time.Duration(timeout) * time.Second
 				o.Timeout = &d
 			}
-			return se.engine.Down(ctx, t.name, o)
+			return se.Engine().Down(ctx, t.name, o)
 		},
 	}
 	fl := cmd.Flags()

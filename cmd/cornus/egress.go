@@ -11,80 +11,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/egress"
-	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// egressFlags are the command-line egress policy (deploy, egress check).
-type egressFlags struct {
-	mode   string
-	routes []string // PATTERN=ROUTE
-	def    string
-	pac    string // a PAC file
-}
+// egressFlags binds the command-line egress policy (deploy, egress
+// check) into clientdeploy.EgressFlags.
+type egressFlags struct{ clientdeploy.EgressFlags }
 
 func (f *egressFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.mode, "egress", "", "Egress mode for every app: env, proxy or transparent")
-	fl.StringArrayVar(&f.routes, "egress-route", nil, "PATTERN=ROUTE (host glob, CIDR, optional :port; route client, gateway, cluster or deny); first match wins; repeatable")
-	fl.StringVar(&f.def, "egress-default", "", "Route of destinations no rule matches (default cluster)")
-	fl.StringVar(&f.pac, "egress-pac", "", "A PAC file deciding routes (FindProxyForURL)")
-}
-
-func (f *egressFlags) set() bool {
-	return f.mode != "" || len(f.routes) > 0 || f.def != "" || f.pac != ""
-}
-
-// policy is the flags as a spec egress block.
-func (f *egressFlags) policy() (*spec.Egress, error) {
-	e := &spec.Egress{Mode: f.mode, Default: f.def}
-	for _, r := range f.routes {
-		pat, route, ok := strings.Cut(r, "=")
-		if !ok {
-			return nil, fmt.Errorf("--egress-route %q: want PATTERN=ROUTE, e.g. '*.corp.example=client'", r)
-		}
-		e.Rules = append(e.Rules, spec.EgressRule{Pattern: pat, Route: route})
-	}
-	if f.pac != "" {
-		data, err := boundedfile.Read(f.pac, boundedfile.SpecFile)
-		if err != nil {
-			return nil, fmt.Errorf("--egress-pac: %w", err)
-		}
-		e.Script = string(data)
-	}
-	if _, err := egress.Compile(e, "--egress", egress.PACOptions{}); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// applyEgress gives every app the command line's policy (it replaces the
-// spec's, as a service block replaces the project default), then the
-// client's proxy variables to apps in env mode.
-func applyEgress(p *spec.Project, f *egressFlags, environ []string) error {
-	if f != nil && f.set() {
-		e, err := f.policy()
-		if err != nil {
-			return err
-		}
-		for name, a := range p.Services {
-			a.Egress = e
-			p.Services[name] = a
-		}
-	}
-	egress.InjectEnv(p, environ)
-	return nil
-}
-
-// refuseDetachedClientRoutes: a detached deployment outlives its client,
-// so nothing could carry a client route.
-func refuseDetachedClientRoutes(p spec.Project) error {
-	bad, err := egress.Routed(p, egress.Client)
-	if err != nil || len(bad) == 0 {
-		return err
-	}
-	return fmt.Errorf("--detach: services %s may route egress to the client, which a detached deployment outlives; drop --detach or the client routes (a PAC script counts as possibly routing to the client)", strings.Join(bad, ", "))
+	fl.StringVar(&f.Mode, "egress", "", "Egress mode for every app: env, proxy or transparent")
+	fl.StringArrayVar(&f.Routes, "egress-route", nil, "PATTERN=ROUTE (host glob, CIDR, optional :port; route client, gateway, cluster or deny); first match wins; repeatable")
+	fl.StringVar(&f.Default, "egress-default", "", "Route of destinations no rule matches (default cluster)")
+	fl.StringVar(&f.PAC, "egress-pac", "", "A PAC file deciding routes (FindProxyForURL)")
 }
 
 func newEgressCmd(s streams) *cobra.Command {
@@ -133,11 +74,11 @@ func newEgressCheckCmd(s streams) *cobra.Command {
 // checkedPolicy is the policy egress check evaluates: the flags', else a
 // service's from the Compose file.
 func checkedPolicy(ctx context.Context, s streams, ef *egressFlags, cf *composeFlags, service string) (*spec.Egress, string, error) {
-	if ef.set() {
+	if ef.Set() {
 		if len(cf.files) > 0 {
 			return nil, "", errors.New("give either policy flags or -f, not both")
 		}
-		e, err := ef.policy()
+		e, err := ef.Policy()
 		return e, "--egress", err
 	}
 	if len(cf.files) == 0 {

@@ -28,7 +28,7 @@ func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 			}
 			defer se.Close()
 			if agent {
-				stop, err := forwardAgent(ctx, s, se, t.name)
+				stop, err := se.ForwardAgent(ctx, t.name)
 				if err != nil {
 					return err
 				}
@@ -52,7 +52,7 @@ func newExecCmd(f *composeFlags, s streams) *cobra.Command {
 			if detach {
 				o.Stdout, o.Stderr = io.Discard, io.Discard
 			}
-			code, err := se.engine.Exec(ctx, t.name, o)
+			code, err := se.Engine().Exec(ctx, t.name, o)
 			if err != nil {
 				return err
 			}

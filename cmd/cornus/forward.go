@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cornus-dev/cornus/backends/fromenv"
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server"
 	"github.com/cornus-dev/cornus/server/api"
@@ -22,8 +23,8 @@ func reach(ctx context.Context, s streams, f *composeFlags) (client.Dialer, func
 	if err != nil {
 		return nil, nil, err
 	}
-	if url := serverURL(f.server, s.Environ); url != "" {
-		c, err := newClient(s, url)
+	if url := clientdeploy.ServerURL(f.server, s.Environ); url != "" {
+		c, err := clientdeploy.NewClient(s.Environ, url)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -39,7 +39,7 @@ func newImageLoadCmd(s streams, server *string) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			images, err := se.images("loading images")
+			images, err := se.Images("loading images")
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func newImageLsCmd(s streams, server *string) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			images, err := se.images("listing images")
+			images, err := se.Images("listing images")
 			if err != nil {
 				return err
 			}

@@ -21,7 +21,7 @@ func newImagesCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			uses, err := se.engine.Images(ctx, t.name, args)
+			uses, err := se.Engine().Images(ctx, t.name, args)
 			if err != nil {
 				return err
 			}
@@ -64,7 +64,7 @@ func newTopCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			tops, err := se.engine.Top(ctx, t.name, args)
+			tops, err := se.Engine().Top(ctx, t.name, args)
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,7 @@ func newPortCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			addr, err := se.engine.Port(ctx, t.name, args[0], port, proto, index)
+			addr, err := se.Engine().Port(ctx, t.name, args[0], port, proto, index)
 			if err != nil {
 				return err
 			}

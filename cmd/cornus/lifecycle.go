@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/engine"
 )
 
 // lifecycleCmd builds start/stop/restart/kill/rm: resolve the project,
 // open a session, call one engine verb.
-func lifecycleCmd(f *composeFlags, s streams, use, short string, run func(*cobra.Command, *session, target, engine.LifecycleOptions) error, flags func(*cobra.Command, *engine.LifecycleOptions)) *cobra.Command {
+func lifecycleCmd(f *composeFlags, s streams, use, short string, run func(*cobra.Command, *clientdeploy.Session, target, engine.LifecycleOptions) error, flags func(*cobra.Command, *engine.LifecycleOptions)) *cobra.Command {
 	var o engine.LifecycleOptions
 	var timeout int
 	cmd := &cobra.Command{
@@ -24,7 +25,7 @@ func lifecycleCmd(f *composeFlags, s streams, use, short string, run func(*cobra
 				return err
 			}
 			defer se.Close()
-			se.noteEmpty(ctx, s.Err, t.name)
+			se.NoteEmpty(ctx, s.Err, t.name)
 			o.Services, o.Spec = args, t.spec
 			if fl := cmd.Flags().Lookup("timeout"); fl != nil && fl.Changed {
 				d := time.Duration(timeout) * time.Second
@@ -43,26 +44,26 @@ func lifecycleCmd(f *composeFlags, s streams, use, short string, run func(*cobra
 }
 
 func newStartCmd(f *composeFlags, s streams) *cobra.Command {
-	return lifecycleCmd(f, s, "start", "Start existing containers", func(cmd *cobra.Command, se *session, t target, o engine.LifecycleOptions) error {
-		return se.engine.Start(cmd.Context(), t.name, o)
+	return lifecycleCmd(f, s, "start", "Start existing containers", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
+		return se.Engine().Start(cmd.Context(), t.name, o)
 	}, nil)
 }
 
 func newStopCmd(f *composeFlags, s streams) *cobra.Command {
-	return lifecycleCmd(f, s, "stop", "Stop running containers without removing them", func(cmd *cobra.Command, se *session, t target, o engine.LifecycleOptions) error {
-		return se.engine.Stop(cmd.Context(), t.name, o)
+	return lifecycleCmd(f, s, "stop", "Stop running containers without removing them", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
+		return se.Engine().Stop(cmd.Context(), t.name, o)
 	}, nil)
 }
 
 func newRestartCmd(f *composeFlags, s streams) *cobra.Command {
-	return lifecycleCmd(f, s, "restart", "Restart containers", func(cmd *cobra.Command, se *session, t target, o engine.LifecycleOptions) error {
-		return se.engine.Restart(cmd.Context(), t.name, o)
+	return lifecycleCmd(f, s, "restart", "Restart containers", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
+		return se.Engine().Restart(cmd.Context(), t.name, o)
 	}, nil)
 }
 
 func newKillCmd(f *composeFlags, s streams) *cobra.Command {
-	return lifecycleCmd(f, s, "kill", "Force stop containers", func(cmd *cobra.Command, se *session, t target, o engine.LifecycleOptions) error {
-		return se.engine.Kill(cmd.Context(), t.name, o)
+	return lifecycleCmd(f, s, "kill", "Force stop containers", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
+		return se.Engine().Kill(cmd.Context(), t.name, o)
 	}, func(cmd *cobra.Command, o *engine.LifecycleOptions) {
 		cmd.Flags().StringVarP(&o.Signal, "signal", "s", "SIGKILL", "Signal to send")
 	})
@@ -70,9 +71,9 @@ func newKillCmd(f *composeFlags, s streams) *cobra.Command {
 
 func newRmCmd(f *composeFlags, s streams) *cobra.Command {
 	var stop bool
-	return lifecycleCmd(f, s, "rm", "Remove stopped containers", func(cmd *cobra.Command, se *session, t target, o engine.LifecycleOptions) error {
+	return lifecycleCmd(f, s, "rm", "Remove stopped containers", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
 		o.Stopped = !stop
-		removed, err := se.engine.Remove(cmd.Context(), t.name, o)
+		removed, err := se.Engine().Remove(cmd.Context(), t.name, o)
 		if err == nil && len(removed) == 0 {
 			fmt.Fprintln(s.Err, "No stopped containers")
 		}

@@ -39,9 +39,9 @@ func newLogsCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			se.noteEmpty(ctx, s.Err, t.name)
+			se.NoteEmpty(ctx, s.Err, t.name)
 			o.Services, o.Out, o.Color = args, s.Out, !noColor && isTerminal(s.Out)
-			return se.engine.Logs(ctx, t.name, o)
+			return se.Engine().Logs(ctx, t.name, o)
 		},
 	}
 	fl := cmd.Flags()

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/compose"
-
 	"github.com/cornus-dev/cornus/load"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -56,7 +56,7 @@ func (f *composeFlags) loadQuiet(ctx context.Context, s streams) (load.Result, e
 
 // openProject resolves the project and opens a backend session for it.
 // nameOnly: the command needs only the project's name (see resolveName).
-func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool, progressMode string) (target, *session, error) {
+func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool, progressMode string) (target, *clientdeploy.Session, error) {
 	resolve := f.resolve
 	if nameOnly {
 		resolve = f.resolveName
@@ -70,4 +70,9 @@ func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool
 		return target{}, nil, err
 	}
 	return t, se, nil
+}
+
+// openSession opens the session of a command (see clientdeploy.Open).
+func openSession(ctx context.Context, s streams, server, projectDir, progressMode string) (*clientdeploy.Session, error) {
+	return clientdeploy.Open(ctx, s.deploy(), clientdeploy.OpenOptions{Server: server, ProjectDir: projectDir, Progress: progressMode})
 }

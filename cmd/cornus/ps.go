@@ -37,12 +37,12 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			cs, err := se.engine.PS(ctx, t.name, engine.PSOptions{Services: args, All: o.all})
+			cs, err := se.Engine().PS(ctx, t.name, engine.PSOptions{Services: args, All: o.all})
 			if err != nil {
 				return err
 			}
 			if len(cs) == 0 && len(args) == 0 {
-				se.noteEmpty(ctx, s.Err, t.name)
+				se.NoteEmpty(ctx, s.Err, t.name)
 			}
 			if tmpl != nil {
 				return tmpl.print(s.Out, cs)

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -23,6 +26,11 @@ type streams struct {
 	Err     io.Writer
 	Environ []string // KEY=VALUE; the process environment in main
 	Dir     string   // working directory; "" means the process's
+}
+
+// deploy is what clientdeploy takes from the streams.
+func (s streams) deploy() clientdeploy.Streams {
+	return clientdeploy.Streams{Out: s.Out, Err: s.Err, Environ: s.Environ}
 }
 
 func (s streams) workingDir() (string, error) {
@@ -108,6 +116,20 @@ func printWarnings(w io.Writer, warns []spec.Warning) {
 	for _, wr := range warns {
 		fmt.Fprintf(w, "WARN %s\n", wr)
 	}
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func envValue(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 type warnFormatter struct{}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/backends/fromenv"
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/server"
 )
 
@@ -157,7 +158,7 @@ func newProjectCmd(s streams) *cobra.Command {
 		Short: "Give a project nobody deployed through the server to a tenant (an operator token's verb)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(s, url)
+			c, err := clientdeploy.NewClient(s.Environ, url)
 			if err != nil {
 				return err
 			}
@@ -190,7 +191,7 @@ func newLoginCmd(s streams) *cobra.Command {
 				}
 				token = strings.TrimSpace(line)
 			}
-			c, err := newClientToken(s, url, token)
+			c, err := clientdeploy.NewClientToken(s.Environ, url, token)
 			if err != nil {
 				return err
 			}
@@ -198,11 +199,11 @@ func newLoginCmd(s streams) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("login to %s: %w", url, err)
 			}
-			path, err := loginFile(s.Environ)
+			path, err := clientdeploy.LoginFile(s.Environ)
 			if err != nil {
 				return err
 			}
-			if err := saveLogin(path, url, token); err != nil {
+			if err := clientdeploy.SaveLogin(path, url, token); err != nil {
 				return err
 			}
 			fmt.Fprintf(s.Out, "Logged in to %s as %s (backend %s); the token is in %s\n", url, info.Tenant, info.Backend, path)

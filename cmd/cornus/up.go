@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/engine"
-	"github.com/cornus-dev/cornus/server/client"
 )
 
 func newUpCmd(f *composeFlags, s streams) *cobra.Command {
@@ -33,33 +33,12 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 				return err
 			}
 			defer se.Close()
-			if err := applyEgress(&r.Project, nil, s.Environ); err != nil {
-				return err
-			}
-			var exp *client.Exports
-			if se.remote != nil {
-				// Bind mounts of this machine's files become client-local
-				// mounts, served by whoever holds the session.
-				var lms []client.LocalMount
-				if r.Project, lms, err = bindsToLocal(s.Err, r.Project); err != nil {
-					return err
-				}
-				if exp, err = localExports(se, r.Project, lms, false); err != nil {
-					return err
-				}
-			}
-			se.printAllWarnings(s.Err, r.Project)
-			if se.remote != nil {
-				// The deployment lives as long as its session: this
-				// process's in the foreground, an agent's with -d.
-				se.egress = egressBlocks(r.Project)
-				if err := se.holdSession(ctx, s, r.Project.Name, detach, exp); err != nil {
-					return err
-				}
-			}
 			o.Services = args
-			res, err := se.engine.Up(ctx, r.Project, o)
-			se.progress.Close()
+			hold := clientdeploy.HoldForeground
+			if detach {
+				hold = clientdeploy.HoldAgent
+			}
+			res, err := se.Deploy(ctx, r.Project, clientdeploy.Options{Up: o, BindsToLocal: true, Hold: hold})
 			if len(res.Orphans) > 0 && !o.RemoveOrphans {
 				fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
 			}
@@ -72,7 +51,7 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 				var locked *engine.LockedError
 				if ctx.Err() != nil && !detach && !errors.As(err, &locked) {
 					fmt.Fprintln(s.Err, "Interrupted: stopping what was started...")
-					_ = se.engine.Stop(bg, r.Project.Name, engine.LifecycleOptions{Services: o.Services})
+					_ = se.Engine().Stop(bg, r.Project.Name, engine.LifecycleOptions{Services: o.Services})
 				}
 				return composeFieldNames(err)
 			}
@@ -98,7 +77,7 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 
 // foreground streams the containers' output until they all exit or the
 // user presses Ctrl-C, then stops them (a second Ctrl-C kills them).
-func foreground(ctx context.Context, s streams, se *session, project string, services []string) error {
+func foreground(ctx context.Context, s streams, se *clientdeploy.Session, project string, services []string) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -110,7 +89,7 @@ func foreground(ctx context.Context, s streams, se *session, project string, ser
 		case <-attachCtx.Done():
 		}
 	}()
-	err := se.engine.Attach(attachCtx, project, engine.AttachOptions{Services: services, Out: s.Out, Color: isTerminal(s.Out)})
+	err := se.Engine().Attach(attachCtx, project, engine.AttachOptions{Services: services, Out: s.Out, Color: isTerminal(s.Out)})
 	interrupted := attachCtx.Err() != nil
 	stopAttach()
 	if err != nil || !interrupted {
@@ -126,9 +105,9 @@ func foreground(ctx context.Context, s streams, se *session, project string, ser
 		case <-stopCtx.Done():
 		}
 	}()
-	err = se.engine.Stop(stopCtx, project, engine.LifecycleOptions{Services: services})
+	err = se.Engine().Stop(stopCtx, project, engine.LifecycleOptions{Services: services})
 	if stopCtx.Err() != nil {
-		return se.engine.Kill(ctx, project, engine.LifecycleOptions{Services: services})
+		return se.Engine().Kill(ctx, project, engine.LifecycleOptions{Services: services})
 	}
 	return err
 }

@@ -1,10 +1,9 @@
-package main
+package clientdeploy
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
@@ -29,15 +28,15 @@ func parseLocalMounts(values []string, dir string) ([]client.LocalMount, error) 
 }
 
 // localExports resolves a deployment's client-local mounts; nil when
-// there are none. They need a server and a session this client holds.
-func localExports(se *session, p spec.Project, mounts []client.LocalMount, detach bool) (*client.Exports, error) {
+// there are none. They need a server and a session a client holds.
+func (se *Session) localExports(p spec.Project, mounts []client.LocalMount, unheld bool) (*client.Exports, error) {
 	if len(mounts) == 0 {
 		return nil, nil
 	}
 	if se.remote == nil {
 		return nil, fmt.Errorf("--local-mount needs --server (on this machine, use a bind mount)")
 	}
-	if detach {
+	if unheld {
 		return nil, fmt.Errorf("--local-mount cannot go with --detach: this client serves the files, so the deployment lives with its session")
 	}
 	exp, err := client.NewExports(p, mounts)
@@ -58,14 +57,14 @@ func serveExports(ctx context.Context, sess *client.Session, exp *client.Exports
 }
 
 // bindsToLocal makes a Compose project's bind mounts client-local mounts
-// when it deploys to a server, and says so.
-func bindsToLocal(w io.Writer, p spec.Project) (spec.Project, []client.LocalMount, error) {
+// when it deploys to a server, and says so on stderr.
+func (se *Session) bindsToLocal(p spec.Project) (spec.Project, []client.LocalMount, error) {
 	out, mounts, notes, err := client.BindsToLocal(p)
 	if err != nil {
 		return p, nil, err
 	}
 	for _, n := range notes {
-		fmt.Fprintln(w, n)
+		fmt.Fprintln(se.streams.Err, n)
 	}
 	return out, mounts, nil
 }
@@ -81,7 +80,7 @@ func exportsEnv(exp *client.Exports) []string {
 
 // agentExports reads the exports the agent serves from its environment.
 func agentExports(environ []string) (*client.Exports, error) {
-	v := envValue(environ, envSessionExports)
+	v := getenv(environ, envSessionExports)
 	if v == "" {
 		return nil, nil
 	}

@@ -1,7 +1,6 @@
-package main
+package clientdeploy
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,28 +22,19 @@ const (
 	envServerCA = "CORNUS_SERVER_CA"
 )
 
-// serverURL is --server, else $CORNUS_SERVER ("": deploy locally).
-func serverURL(flag string, environ []string) string {
+// ServerURL is flag (--server), else $CORNUS_SERVER ("": deploy locally).
+func ServerURL(flag string, environ []string) string {
 	if flag != "" {
 		return flag
 	}
-	return envValue(environ, envServer)
+	return getenv(environ, envServer)
 }
 
-func envValue(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// loginFile is where cornus login keeps tokens: the user's config dir.
-func loginFile(environ []string) (string, error) {
-	dir := envValue(environ, "XDG_CONFIG_HOME")
+// LoginFile is where cornus login keeps tokens: the user's config dir.
+func LoginFile(environ []string) (string, error) {
+	dir := getenv(environ, "XDG_CONFIG_HOME")
 	if dir == "" {
-		home := envValue(environ, "HOME")
+		home := getenv(environ, "HOME")
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {
@@ -80,8 +70,9 @@ func readLogins(path string) (logins, error) {
 	return l, nil
 }
 
-// saveLogin stores url's token, readable by the user only.
-func saveLogin(path, url, token string) error {
+// SaveLogin stores url's token in the login file at path, readable by
+// the user only.
+func SaveLogin(path, url, token string) error {
 	l, err := readLogins(path)
 	if err != nil {
 		return err
@@ -100,10 +91,10 @@ func saveLogin(path, url, token string) error {
 
 // tokenFor is $CORNUS_TOKEN, else the token cornus login stored for url.
 func tokenFor(url string, environ []string) (string, error) {
-	if t := envValue(environ, envToken); t != "" {
+	if t := getenv(environ, envToken); t != "" {
 		return t, nil
 	}
-	path, err := loginFile(environ)
+	path, err := LoginFile(environ)
 	if err != nil {
 		return "", err
 	}
@@ -114,29 +105,23 @@ func tokenFor(url string, environ []string) (string, error) {
 	return l.Servers[strings.TrimRight(url, "/")], nil
 }
 
-// remoteSession is a server connection for one command, with the
-// deploy-attach session it holds (if any).
-type remoteSession struct {
-	client   *client.Client
-	projects *client.Projects
-	attach   *client.Session
-}
-
-func newClient(s streams, url string) (*client.Client, error) {
-	tok, err := tokenFor(url, s.Environ)
+// NewClient is a client of url with the token environ or the login file
+// has for it, trusting $CORNUS_SERVER_CA.
+func NewClient(environ []string, url string) (*client.Client, error) {
+	tok, err := tokenFor(url, environ)
 	if err != nil {
 		return nil, err
 	}
-	return newClientToken(s, url, tok)
+	return NewClientToken(environ, url, tok)
 }
 
-// newClientToken is a client of url with tok, trusting $CORNUS_SERVER_CA.
-func newClientToken(s streams, url, tok string) (*client.Client, error) {
+// NewClientToken is a client of url with tok, trusting $CORNUS_SERVER_CA.
+func NewClientToken(environ []string, url, tok string) (*client.Client, error) {
 	c, err := client.New(url, tok)
 	if err != nil {
 		return nil, err
 	}
-	if ca := envValue(s.Environ, envServerCA); ca != "" {
+	if ca := getenv(environ, envServerCA); ca != "" {
 		if err := c.TrustCA(ca); err != nil {
 			return nil, fmt.Errorf("%s: %w", envServerCA, err)
 		}
@@ -144,17 +129,25 @@ func newClientToken(s streams, url, tok string) (*client.Client, error) {
 	return c, nil
 }
 
-func openRemote(ctx context.Context, s streams, url string, pw progress.Writer) (*remoteSession, error) {
-	c, err := newClient(s, url)
+// remote is a server connection for one command, with the deploy-attach
+// session it holds (if any).
+type remote struct {
+	client   *client.Client
+	projects *client.Projects
+	attach   *client.Session
+}
+
+func openRemote(s Streams, url string, pw progress.Writer) (*remote, error) {
+	c, err := NewClient(s.Environ, url)
 	if err != nil {
 		return nil, err
 	}
 	c.Progress = pw
 	c.Warn = func(w string) { fmt.Fprintf(s.Err, "WARN %s\n", w) }
-	return &remoteSession{client: c, projects: &client.Projects{Client: c, Environ: s.Environ}}, nil
+	return &remote{client: c, projects: &client.Projects{Client: c, Environ: s.Environ}}, nil
 }
 
-func (r *remoteSession) Close() {
+func (r *remote) Close() {
 	if r.attach != nil {
 		_ = r.attach.Close()
 	}

@@ -1,4 +1,4 @@
-package main
+package clientdeploy
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 	"github.com/containerd/errdefs"
 )
 
-// forwardAgent serves the caller's ssh-agent ($SSH_AUTH_SOCK) to exec
+// ForwardAgent serves the caller's ssh-agent ($SSH_AUTH_SOCK) to exec
 // --forward-agent on a session of its own, and returns what closes it.
 // Refused up front where it cannot work: a local deployment, no agent.
-func forwardAgent(ctx context.Context, s streams, se *session, project string) (func(), error) {
+func (se *Session) ForwardAgent(ctx context.Context, project string) (func(), error) {
 	if se.remote == nil {
 		return nil, fmt.Errorf("%w: --forward-agent relays your ssh-agent to a deployment of a cornus server in remote mode (--server); this project runs on this machine, where the agent's socket can be bind-mounted instead",
 			errdefs.ErrNotImplemented)
 	}
-	sock := envValue(s.Environ, "SSH_AUTH_SOCK")
+	sock := getenv(se.streams.Environ, "SSH_AUTH_SOCK")
 	if sock == "" {
 		return nil, fmt.Errorf("%w: --forward-agent: SSH_AUTH_SOCK is not set (start ssh-agent and ssh-add your keys)", errdefs.ErrInvalidArgument)
 	}

@@ -1,0 +1,132 @@
+package clientdeploy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cornus-dev/cornus/server/client"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// hold opens the deploy-attach session that keeps project's deployment
+// alive on the server: held by this process for a foreground command, or
+// by a detached agent process (`up -d`) that lives until the server ends
+// the session (down) or it is killed.
+// Whoever holds the session serves exp, the client-local mounts (nil:
+// none), and the client routes of blocks, the deployment's egress.
+func (se *Session) hold(ctx context.Context, project string, background bool, blocks map[string]*spec.Egress, exp *client.Exports) error {
+	r := se.remote
+	if !background {
+		sess, err := r.client.OpenSession(ctx, project, false)
+		if err != nil {
+			return err
+		}
+		serveExports(ctx, sess, exp)
+		r.attach, r.projects.Session = sess, sess.ID
+		return serveEgress(sess, blocks, se.streams.Environ)
+	}
+	environ := append(append([]string{}, se.streams.Environ...), egressEnv(blocks)...)
+	id, err := spawnAgent(ctx, environ, r.client.URL(), project, exp)
+	if err != nil {
+		return err
+	}
+	r.projects.Session = id
+	return nil
+}
+
+// Held is closed when the session this process holds ends (nil: it holds
+// none).
+func (se *Session) Held() <-chan struct{} {
+	if se.remote == nil || se.remote.attach == nil {
+		return nil
+	}
+	return se.remote.attach.Done()
+}
+
+// spawnAgent starts `cornus session-agent` detached and returns the id of
+// the session it opened.
+func spawnAgent(ctx context.Context, environ []string, url, project string, exp *client.Exports) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	tok, err := tokenFor(url, environ)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(exe, "session-agent", "--server", url, project)
+	// The token goes through the environment, not argv (ps shows argv).
+	cmd.Env = append(append(append([]string{}, environ...), envToken+"="+tok), exportsEnv(exp)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("start the session agent: %w", err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	select {
+	case id := <-line:
+		_ = cmd.Process.Release()
+		if id == "" {
+			return "", fmt.Errorf("the session agent could not open a session: %s", strings.TrimSpace(errb.String()))
+		}
+		return id, nil
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Kill()
+	return "", fmt.Errorf("the session agent did not open a session within 30s")
+}
+
+// ServeAgent is the session agent spawnAgent starts (`cornus
+// session-agent`): it opens project's session on the server at url,
+// serves the exports and egress its environment carries, prints the
+// session's id on s.Out (closing it: the parent reads to the newline
+// and goes) and holds the session until the server ends it or ctx does.
+func ServeAgent(ctx context.Context, s Streams, url, project string) error {
+	c, err := NewClient(s.Environ, url)
+	if err != nil {
+		return err
+	}
+	exp, err := agentExports(s.Environ)
+	if err != nil {
+		return err
+	}
+	blocks, err := egressFromEnv(s.Environ)
+	if err != nil {
+		return err
+	}
+	sess, err := c.OpenSession(ctx, project, false)
+	if err != nil {
+		return err
+	}
+	serveExports(ctx, sess, exp)
+	if err := serveEgress(sess, blocks, s.Environ); err != nil {
+		_ = sess.Close()
+		return err
+	}
+	fmt.Fprintln(s.Out, sess.ID)
+	if f, ok := s.Out.(*os.File); ok {
+		f.Close()
+	}
+	select {
+	case <-sess.Done():
+	case <-ctx.Done():
+		_ = sess.Close()
+	}
+	return nil
+}
