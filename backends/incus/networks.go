@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/cni"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -179,7 +179,7 @@ func (b *Backend) pickSubnet(ctx context.Context, subnets []spec.Subnet) (netip.
 	// them without config: a subnet one of them uses makes the new
 	// bridge's dnsmasq fail with "address already in use". incusd is on
 	// this host (a local socket), so its addresses are the host's.
-	used = append(used, hostSubnets()...)
+	used = append(used, cni.HostPrefixes()...)
 	start := base.Masked().Addr().As4()
 	count := 1 << (24 - base.Bits())
 	for i := 1; i < count; i++ {
@@ -347,30 +347,4 @@ func freeAddress(gw netip.Prefix, used []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no free address left in %s: %w", pfx, errdefs.ErrResourceExhausted)
-}
-
-// hostSubnets are the IPv4 subnets of the host's interfaces.
-func hostSubnets() []netip.Prefix {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil
-	}
-	var out []netip.Prefix
-	for _, a := range addrs {
-		ipn, ok := a.(*net.IPNet)
-		if !ok {
-			continue
-		}
-		ip4 := ipn.IP.To4()
-		if ip4 == nil {
-			continue
-		}
-		ones, bits := ipn.Mask.Size()
-		if bits == 128 {
-			ones -= 96 // an IPv4 address with a 16-byte mask
-		}
-		ip, _ := netip.AddrFromSlice(ip4)
-		out = append(out, netip.PrefixFrom(ip, ones).Masked())
-	}
-	return out
 }

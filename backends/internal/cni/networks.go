@@ -120,7 +120,7 @@ func (m *Manager) ensureNetwork(ctx context.Context, opts NetworkOptions) (Netwo
 		taken = append(taken, o.Subnet)
 	}
 	if !n.Subnet.IsValid() {
-		if n.Subnet, err = allocateSubnet(m.base, append(taken, hostPrefixes()...)); err != nil {
+		if n.Subnet, err = allocateSubnet(m.base, append(taken, HostPrefixes()...)); err != nil {
 			return Network{}, err
 		}
 	}
@@ -137,9 +137,10 @@ func (m *Manager) ensureNetwork(ctx context.Context, opts NetworkOptions) (Netwo
 	return n, nil
 }
 
-// hostPrefixes are the subnets of the host's addresses, which a new
-// network must not overlap. Unreadable interfaces only weaken the check.
-func hostPrefixes() []netip.Prefix {
+// HostPrefixes are the IPv4 subnets of the host's addresses, which a new
+// network must not overlap (the incus backend's bridges too). Unreadable
+// interfaces only weaken the check.
+func HostPrefixes() []netip.Prefix {
 	addrs, _ := net.InterfaceAddrs()
 	var ps []netip.Prefix
 	for _, a := range addrs {
