@@ -209,13 +209,7 @@ var cases = []testCase{
 			p.Networks = map[string]spec.Network{"back": {Name: x.project + "_back"}}
 			x.up(p)
 			for _, host := range []string{"server", "api"} {
-				x.eventually("client reaches "+host, func() string {
-					out, code := x.sh("client", "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 "+host+" 8080")
-					if code != 0 || !strings.Contains(out, "from-server") {
-						return fmt.Sprintf("exit %d: %s", code, out)
-					}
-					return ""
-				})
+				x.eventuallyServes("client", host+":8080", "from-server")
 			}
 		},
 	},
@@ -756,12 +750,7 @@ var cases = []testCase{
 				d.app("api").Command = spec.Command{"sh", "-c", "mkdir -p /www && echo shared > /www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www"}
 				d.app("side").NetworkMode = "service:api"
 			}, check: func(x *env, _ spec.Project) {
-				x.eventually("side reaches api's loopback", func() string {
-					if out, code := x.sh("side", `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 127.0.0.1 8080`); code != 0 || !strings.Contains(out, "shared") {
-						return errf("exit %d: %s", code, out)
-					}
-					return ""
-				})
+				x.eventuallyServes("side", "127.0.0.1:8080", "shared") // api's loopback
 			}},
 			// A lookup reaches the server dns names, whether the runtime
 			// writes it to resolv.conf or forwards to it from a resolver of

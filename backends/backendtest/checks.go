@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -88,4 +89,19 @@ func (x *env) address(app string) string {
 	}
 	x.t.Fatalf("%s has no address: %+v", app, x.inspect(app).Networks)
 	return ""
+}
+
+// httpGet is the shell command that fetches / from addr (host:port) with
+// busybox nc: its wget crashes in some containers.
+func httpGet(addr string) string { return "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 " + addr }
+
+// eventuallyServes waits until from fetches a page holding want from addr.
+func (x *env) eventuallyServes(from, addr, want string) {
+	x.t.Helper()
+	x.eventually(from+" reaches "+addr, func() string {
+		if out, code := x.sh(from, httpGet(addr)); code != 0 || !strings.Contains(out, want) {
+			return errf("exit %d: %s", code, out)
+		}
+		return ""
+	})
 }

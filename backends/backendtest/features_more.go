@@ -76,7 +76,7 @@ func connectCase(x *env) {
 	p := x.proj(peer, client)
 	p.Networks = map[string]spec.Network{"front": {Name: x.project + "_front"}, "back": {Name: x.project + "_back"}}
 	x.up(p)
-	reach := "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 peer 8080"
+	reach := httpGet("peer:8080")
 	if out, code := x.sh("client", reach); code == 0 && strings.Contains(out, "from-peer") {
 		x.t.Fatalf("the client reaches the peer before it is connected to its network: %s", out)
 	}
@@ -85,12 +85,7 @@ func connectCase(x *env) {
 	if err := cn.Connect(x.ctx, back, x.one("client").ID, nil); err != nil {
 		x.t.Fatalf("connect: %v", err)
 	}
-	x.eventually("the connected client reaches peer", func() string {
-		if out, code := x.sh("client", reach); code != 0 || !strings.Contains(out, "from-peer") {
-			return errf("exit %d: %s", code, out)
-		}
-		return ""
-	})
+	x.eventuallyServes("client", "peer:8080", "from-peer") // once connected
 	if err := cn.Disconnect(x.ctx, back, x.one("client").ID, false); err != nil {
 		x.t.Fatalf("disconnect: %v", err)
 	}
