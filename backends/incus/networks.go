@@ -113,15 +113,18 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	return backends.Network{}, fmt.Errorf("create network %s (incus bridge %s, %s): %w", runtime, bridge, gw, err)
 }
 
-// vanished reports incusd 6.0's failure to start or stop a bridge when a
-// host interface vanished while it walked them all: it lists every
-// interface, then asks `ip link show` about each, and fails on one that
-// is gone by then. Other runtimes' veths and bridges (and the veths of
-// containers just stopped) come and go all the time, so it is retried.
+// vanished reports a bridge that failed to start or stop because a host
+// interface vanished while something walked them all: incusd 6.0 lists
+// every interface, then asks `ip link show` about each, and fails on one
+// gone by then; the bridge's dnsmasq does the same at its start and exits
+// with "failed to find list of interfaces: No such device". Other
+// runtimes' veths and bridges (and the veths of containers just stopped)
+// come and go all the time, so it is retried.
 func vanished(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Failed to delete bridge children interfaces") ||
-		(strings.Contains(msg, "ip -d -j link show") && strings.Contains(msg, "does not exist"))
+		(strings.Contains(msg, "ip -d -j link show") && (strings.Contains(msg, "does not exist") || strings.Contains(msg, "No such device"))) ||
+		strings.Contains(msg, "failed to find list of interfaces")
 }
 
 // retryVanished runs fn until it succeeds, fails otherwise than
