@@ -20,6 +20,7 @@ func (s *Server) containerAttach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tty := d.Config.TTY
+	defer s.attached.add(d.ID)()
 	// Take the connection over now, but answer the upgrade only once the
 	// backend's stream is live: a client starts the container on seeing
 	// the answer, and output produced before the stream exists would be lost.

@@ -269,13 +269,21 @@ func (s *Server) containerStart(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// attachDrain bounds how long an auto-removed container that exited waits
+// for its attach streams to deliver the rest of its output.
+const attachDrain = 30 * time.Second
+
 // removeWhenDone implements HostConfig.AutoRemove (docker run --rm) for
-// every backend: remove the container once it exits.
+// every backend: remove the container once it exits and its attach
+// streams have ended (a bounded wait: they end with the container).
 func (s *Server) removeWhenDone(id string) {
 	ctx := context.Background()
 	if _, err := s.b.Wait(ctx, id); err != nil && errdefs.IsNotFound(err) {
 		return
 	}
+	drained, cancel := context.WithTimeout(ctx, attachDrain)
+	s.attached.wait(drained, id)
+	cancel()
 	_ = s.b.Remove(ctx, id, backends.RemoveOptions{Force: true, Volumes: true})
 	s.cache.invalidateID(id)
 	s.mu.Lock()

@@ -34,6 +34,7 @@ type Server struct {
 	execs    *execRegistry
 	sessions *ttySessions
 	cache    *stateCache
+	attached *attachments
 
 	log io.Writer
 
@@ -67,7 +68,7 @@ func New(b backends.Backend, opts ...Option) *Server {
 	}
 	s := &Server{
 		b: b, mux: http.NewServeMux(), start: time.Now(),
-		execs: newExecRegistry(), sessions: newTTYSessions(), cache: newStateCache(b, c.cache),
+		execs: newExecRegistry(), sessions: newTTYSessions(), cache: newStateCache(b, c.cache), attached: newAttachments(),
 		autoRemove: map[string]bool{},
 	}
 	if c.policy != nil {
