@@ -74,9 +74,10 @@ type ContainerSpec struct {
 	UserNS NamespaceMode
 	Cgroup NamespaceMode
 
+	// CapAdd and CapDrop are Docker's names (NET_ADMIN, ALL), checked.
 	CapAdd            []string
 	CapDrop           []string
-	SecurityOpt       []string
+	Security          Security
 	Devices           []spec.Device
 	DeviceCgroupRules []string
 	Sysctls           map[string]string

@@ -46,8 +46,7 @@ func Resolve(in ResolveInput) (ContainerSpec, error) {
 		GroupAdd: slices.Clone(a.GroupAdd), TTY: a.TTY, StdinOpen: a.StdinOpen, StdinOnce: in.StdinOnce,
 		Init: a.Init != nil && *a.Init, ReadOnly: a.ReadOnly, Privileged: a.Privileged,
 		DNS: slices.Clone(a.DNS), DNSSearch: slices.Clone(a.DNSSearch), DNSOptions: slices.Clone(a.DNSOptions),
-		Files: in.Files, CapAdd: slices.Clone(a.CapAdd), CapDrop: slices.Clone(a.CapDrop),
-		SecurityOpt: slices.Clone(a.SecurityOpt), Devices: slices.Clone(a.Devices),
+		Files: in.Files, Devices: slices.Clone(a.Devices),
 		DeviceCgroupRules: slices.Clone(a.DeviceCgroupRules), Sysctls: maps.Clone(a.Sysctls),
 		ShmSize: int64(a.ShmSize), Logging: a.Logging,
 	}
@@ -61,6 +60,15 @@ func Resolve(in ResolveInput) (ContainerSpec, error) {
 		cs.Env = append(cs.Env, k+"="+a.Env[k])
 	}
 	var err error
+	if cs.CapAdd, err = canonicalCaps("capAdd", a.CapAdd); err != nil {
+		return cs, err
+	}
+	if cs.CapDrop, err = canonicalCaps("capDrop", a.CapDrop); err != nil {
+		return cs, err
+	}
+	if cs.Security, err = parseSecurity("securityOpt", a.SecurityOpt); err != nil {
+		return cs, err
+	}
 	if a.Platform != "" {
 		if cs.Platform, err = parsePlatform(a.Platform); err != nil {
 			return cs, err

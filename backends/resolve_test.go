@@ -68,6 +68,17 @@ func TestResolve(t *testing.T) {
 			func(cs ContainerSpec) any { return cs.Env }, []string{"A=1", "B=2"}},
 		{"identity labels win", ResolveInput{App: spec.App{Labels: map[string]string{"k": "app", "o": "x"}}, Labels: map[string]string{"k": "id"}},
 			func(cs ContainerSpec) any { return cs.Labels }, map[string]string{"k": "id", "o": "x"}},
+		{"capabilities in Docker's names", ResolveInput{App: spec.App{CapAdd: []string{"cap_net_admin", " SYS_TIME", "all"}, CapDrop: []string{"CAP_MKNOD"}}},
+			func(cs ContainerSpec) any { return [][]string{cs.CapAdd, cs.CapDrop} }, [][]string{{"NET_ADMIN", "SYS_TIME", "ALL"}, {"MKNOD"}}},
+		{"security options, both separators", ResolveInput{App: spec.App{SecurityOpt: []string{
+			"no-new-privileges", "seccomp:unconfined", "apparmor=unconfined", "disable", "label:level:s0",
+			"systempaths=unconfined", "mask=/a:/b", "unmask=ALL", "writable-cgroups=true"}}},
+			func(cs ContainerSpec) any { return cs.Security }, Security{NoNewPrivileges: true, Seccomp: "unconfined", AppArmor: "unconfined",
+				SELinux: []string{"disable", "level:s0"}, SystemPathsUnconfined: true, Mask: []string{"/a", "/b"}, Unmask: []string{"ALL"}, WritableCgroups: true}},
+		{"the default seccomp profile by name is the default", ResolveInput{App: spec.App{SecurityOpt: []string{"seccomp=builtin", "no-new-privileges=false"}}},
+			func(cs ContainerSpec) any { return cs.Security }, Security{}},
+		{"a seccomp profile is kept as given", ResolveInput{App: spec.App{SecurityOpt: []string{"seccomp=/p.json"}}},
+			func(cs ContainerSpec) any { return cs.Security.Seccomp }, "/p.json"},
 		{"healthcheck NONE disables", ResolveInput{App: spec.App{Healthcheck: &spec.Healthcheck{Test: []string{"NONE"}}}},
 			func(cs ContainerSpec) any { return *cs.Healthcheck }, Healthcheck{Disabled: true}},
 		{"healthcheck durations", ResolveInput{App: spec.App{Healthcheck: &spec.Healthcheck{Test: []string{"CMD", "true"},
@@ -90,12 +101,18 @@ func TestResolve(t *testing.T) {
 // naming the field.
 func TestResolveRefuses(t *testing.T) {
 	for name, a := range map[string]spec.App{
-		"restart":     {Restart: "sometimes"},
-		"stopSignal":  {StopSignal: "SIGNOPE"},
-		"platform":    {Platform: "linux"},
-		"expose[0]":   {Expose: []string{"x"}},
-		"networks":    {NetworkMode: "host", Networks: []spec.NetworkAttachment{{Name: "n"}}},
-		"networkMode": {NetworkMode: "service:gone"},
+		"restart":                            {Restart: "sometimes"},
+		"stopSignal":                         {StopSignal: "SIGNOPE"},
+		"platform":                           {Platform: "linux"},
+		"expose[0]":                          {Expose: []string{"x"}},
+		"networks":                           {NetworkMode: "host", Networks: []spec.NetworkAttachment{{Name: "n"}}},
+		"networkMode":                        {NetworkMode: "service:gone"},
+		"capAdd[1]":                          {CapAdd: []string{"NET_ADMIN", "NET_MAGIC"}},
+		"capDrop[0]":                         {CapDrop: []string{""}},
+		"securityOpt[0]: \"future-knob=on\"": {SecurityOpt: []string{"future-knob=on"}},
+		"securityOpt[1]: \"no-new-privileges=maybe\"": {SecurityOpt: []string{"seccomp=unconfined", "no-new-privileges=maybe"}},
+		"securityOpt[0]: \"systempaths=confined\"":    {SecurityOpt: []string{"systempaths=confined"}},
+		"securityOpt[0]: \"apparmor\"":                {SecurityOpt: []string{"apparmor"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Resolve(ResolveInput{App: a})

@@ -779,17 +779,25 @@ var cases = []testCase{
 		},
 	},
 	{
+		// Docker's default confinement is part of the contract: a container
+		// that asks for nothing runs under the runtime's seccomp filter
+		// (mode 2), as one naming the default profile does.
 		name:   "security options that keep confinement",
 		fields: []string{"securityOpt"},
 		sample: func(x *env) spec.App {
-			return spec.App{Name: "app", SecurityOpt: []string{"no-new-privileges:true"}}
+			return spec.App{Name: "app", SecurityOpt: []string{"no-new-privileges:true", "seccomp=builtin"}}
 		},
 		run: func(x *env) {
 			a := sleeper("app")
-			a.SecurityOpt = []string{"no-new-privileges:true"}
-			x.up(x.proj(a))
+			a.SecurityOpt = []string{"no-new-privileges:true", "seccomp=builtin"}
+			x.up(x.proj(a, sleeper("plain")))
 			if out := x.mustSh("app", "grep NoNewPrivs /proc/self/status"); !strings.HasSuffix(out, "1") {
 				x.t.Fatalf("no-new-privileges: %s", out)
+			}
+			for _, app := range []string{"app", "plain"} {
+				if out := x.mustSh(app, "grep Seccomp: /proc/self/status"); !strings.HasSuffix(out, "2") {
+					x.t.Fatalf("%s: not under a seccomp filter by default: %s", app, out)
+				}
 			}
 		},
 	},

@@ -191,10 +191,8 @@ func rawLXC(p plan) (string, error) {
 			c.set(fmt.Sprintf("lxc.net.%d.ipv4.gateway", i), n.Gateway)
 		}
 	}
-	for _, o := range p.Spec.SecurityOpt {
-		if o == "seccomp=unconfined" || o == "seccomp:unconfined" {
-			c.set("lxc.seccomp.profile", "")
-		}
+	if p.Spec.Security.Seccomp == "unconfined" {
+		c.set("lxc.seccomp.profile", "")
 	}
 	return c.text()
 }

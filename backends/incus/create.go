@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -169,7 +168,7 @@ func (b *Backend) processConfig(cs backends.ContainerSpec, icfg imageConfig, p p
 	for _, t := range cs.Tmpfs {
 		proc.Tmpfs = append(proc.Tmpfs, tmpfsMount{Target: t.Target, Size: t.Size, Mode: t.Mode})
 	}
-	if err := securityOpts(cs.SecurityOpt, &proc); err != nil {
+	if err := securityOpts(cs.Security, &proc); err != nil {
 		return proc, err
 	}
 	if !cs.Privileged {
@@ -216,29 +215,14 @@ func (b *Backend) processConfig(cs backends.ContainerSpec, icfg imageConfig, p p
 // (raw.lxc drops the profile). AppArmor, SELinux labels, system paths and
 // cgroups are Incus's own (its AppArmor profile, no SELinux, lxcfs), so
 // those options are accepted and change nothing. The rest (podman's mask
-// and unmask, a custom seccomp profile, anything unknown) is refused, not
-// ignored.
-func securityOpts(opts []string, proc *procConfig) error {
-	for i, o := range opts {
-		k, v, ok := strings.Cut(o, "=")
-		if !ok {
-			k, v, _ = strings.Cut(o, ":")
-		}
-		switch k {
-		case "no-new-privileges":
-			on, err := strconv.ParseBool(cmpOr(v, "true"))
-			if err != nil {
-				return fmt.Errorf("securityOpt[%d]: %q: want no-new-privileges[=true|false]: %w", i, o, errInvalid)
-			}
-			proc.NoNewPrivs = on
-		case "seccomp":
-			if v != "unconfined" && v != "default" && v != "builtin" {
-				return fmt.Errorf("securityOpt[%d]: %q: the incus backend runs Incus's seccomp profile or none (seccomp=unconfined), not a profile of the spec's: %w", i, o, errdefs.ErrNotImplemented)
-			}
-		case "apparmor", "label", "systempaths", "writable-cgroups":
-		default:
-			return fmt.Errorf("securityOpt[%d]: %q: the incus backend has no such security option: %w", i, o, errdefs.ErrNotImplemented)
-		}
+// and unmask, a custom seccomp profile) is refused, not ignored.
+func securityOpts(sec backends.Security, proc *procConfig) error {
+	proc.NoNewPrivs = sec.NoNewPrivileges
+	if sec.Seccomp != "" && sec.Seccomp != "unconfined" {
+		return fmt.Errorf("securityOpt seccomp=%s: the incus backend runs Incus's seccomp profile or none (seccomp=unconfined), not a profile of the spec's: %w", sec.Seccomp, errdefs.ErrNotImplemented)
+	}
+	if len(sec.Mask)+len(sec.Unmask) > 0 {
+		return fmt.Errorf("securityOpt mask and unmask are podman's: the incus backend has neither: %w", errdefs.ErrNotImplemented)
 	}
 	return nil
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // droppingIncus answers an instance create with an operation it has
@@ -78,10 +81,13 @@ func TestSecurityOpts(t *testing.T) {
 		{opt: "unmask=/proc/sys", fail: errdefs.IsNotImplemented},
 		{opt: "mask=/proc/acpi", fail: errdefs.IsNotImplemented},
 		{opt: "seccomp=/etc/profile.json", fail: errdefs.IsNotImplemented},
-		{opt: "future-knob=on", fail: errdefs.IsNotImplemented},
+		{opt: "future-knob=on", fail: errdefs.IsInvalidArgument},
 	} {
 		var proc procConfig
-		err := securityOpts([]string{c.opt}, &proc)
+		cs, err := backends.Resolve(backends.ResolveInput{App: spec.App{Name: "app", SecurityOpt: []string{c.opt}}})
+		if err == nil {
+			err = securityOpts(cs.Security, &proc)
+		}
 		switch {
 		case c.fail == nil && err != nil:
 			t.Errorf("%s: %v", c.opt, err)

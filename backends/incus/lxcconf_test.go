@@ -53,7 +53,7 @@ func TestLXCConfigWriter(t *testing.T) {
 // TestRawLXC: every value raw.lxc takes goes through the writer — the
 // hostname, the init path and name, addresses.
 func TestRawLXC(t *testing.T) {
-	base := plan{Name: "cornus-web", InitPath: "/.cornus/bin/cornus", Spec: backends.ContainerSpec{Hostname: "web", SecurityOpt: []string{"seccomp=unconfined"}},
+	base := plan{Name: "cornus-web", InitPath: "/.cornus/bin/cornus", Spec: backends.ContainerSpec{Hostname: "web", Security: backends.Security{Seccomp: "unconfined"}},
 		NICs: []nicPlan{{IP: "10.0.0.2", Prefix: 24, Gateway: "10.0.0.1"}}}
 	got, err := rawLXC(base)
 	want := "lxc.init.cmd = /.cornus/bin/cornus monitor incus cornus-web\nlxc.signal.halt = SIGTERM\nlxc.uts.name = web\n" +

@@ -220,61 +220,54 @@ func renderSecurity(cs backends.ContainerSpec, sc *corev1.SecurityContext, userN
 	if len(cs.CapAdd)+len(cs.CapDrop) > 0 {
 		sc.Capabilities = &corev1.Capabilities{}
 		for _, c := range cs.CapAdd {
-			sc.Capabilities.Add = append(sc.Capabilities.Add, corev1.Capability(capName(c)))
+			sc.Capabilities.Add = append(sc.Capabilities.Add, corev1.Capability(c))
 		}
 		for _, c := range cs.CapDrop {
-			sc.Capabilities.Drop = append(sc.Capabilities.Drop, corev1.Capability(capName(c)))
+			sc.Capabilities.Drop = append(sc.Capabilities.Drop, corev1.Capability(c))
 		}
 	}
-	for _, o := range cs.SecurityOpt {
-		key, val, ok := strings.Cut(o, "=")
-		if !ok {
-			key, val, _ = strings.Cut(o, ":")
+	sec := cs.Security
+	if sec.NoNewPrivileges {
+		sc.AllowPrivilegeEscalation = ptr(false)
+	}
+	switch sec.Seccomp {
+	case "":
+		// Docker's default is its seccomp profile; a kubelet's (without
+		// --seccomp-default) is none. A privileged container runs without.
+		if !cs.Privileged {
+			sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 		}
-		switch key {
-		case "no-new-privileges":
-			if val == "" {
-				val = "true"
-			}
-			sc.AllowPrivilegeEscalation = ptr(val == "false")
-		case "seccomp":
-			switch val {
-			case "unconfined":
-				sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
-			case "default", "builtin":
-				sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-			default:
-				return notImplementedf("securityOpt %q: a seccomp profile is a file on each node (seccompProfile localhostProfile), not sent with the pod", o)
-			}
-		case "apparmor":
-			if val == "unconfined" {
-				sc.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}
-			} else {
-				sc.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr(val)}
-			}
-		case "label":
-			if err := seLinux(o, val, sc); err != nil {
-				return err
-			}
-		case "systempaths":
-			if val != "unconfined" {
-				return invalidf("securityOpt %q: only systempaths=unconfined exists", o)
-			}
-			if userNS { // else a declared gap
-				sc.ProcMount = ptr(corev1.UnmaskedProcMount)
-			}
-		default:
-			return notImplementedf("securityOpt %q has no Kubernetes form", o)
+	case "unconfined":
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
+	default:
+		return notImplementedf("securityOpt seccomp=%s: a seccomp profile is a file on each node (seccompProfile localhostProfile), not sent with the pod", sec.Seccomp)
+	}
+	switch sec.AppArmor {
+	case "":
+	case "unconfined":
+		sc.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}
+	default:
+		sc.AppArmorProfile = &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr(sec.AppArmor)}
+	}
+	for _, l := range sec.SELinux {
+		if err := seLinux(l, sc); err != nil {
+			return err
 		}
+	}
+	if sec.SystemPathsUnconfined && userNS { // else a declared gap
+		sc.ProcMount = ptr(corev1.UnmaskedProcMount)
+	}
+	if len(sec.Mask)+len(sec.Unmask) > 0 || sec.WritableCgroups {
+		return notImplementedf("securityOpt mask, unmask and writable-cgroups are podman's: they have no Kubernetes form")
 	}
 	return nil
 }
 
-func seLinux(o, val string, sc *corev1.SecurityContext) error {
+func seLinux(label string, sc *corev1.SecurityContext) error {
 	if sc.SELinuxOptions == nil {
 		sc.SELinuxOptions = &corev1.SELinuxOptions{}
 	}
-	k, v, _ := strings.Cut(val, ":")
+	k, v, _ := strings.Cut(label, ":")
 	switch k {
 	case "disable":
 		sc.SELinuxOptions.Type = "spc_t" // the unconfined container type
@@ -287,17 +280,9 @@ func seLinux(o, val string, sc *corev1.SecurityContext) error {
 	case "level":
 		sc.SELinuxOptions.Level = v
 	default:
-		return invalidf("securityOpt %q: unknown label option", o)
+		return invalidf("securityOpt label=%s: unknown label option", label)
 	}
 	return nil
-}
-
-func capName(c string) string {
-	c = strings.ToUpper(c)
-	if c == "ALL" {
-		return c
-	}
-	return strings.TrimPrefix(c, "CAP_")
 }
 
 // renderDNS sets the pod's resolver: the cluster DNS first (peers resolve

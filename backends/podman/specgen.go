@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/containerd/errdefs"
@@ -274,37 +273,17 @@ func mapNetworking(cs backends.ContainerSpec, o buildOptions, s *specGenerator) 
 	return nil
 }
 
-// mapSecurity maps Docker's security options onto podman's fields.
+// mapSecurity maps the security options onto podman's fields.
 func mapSecurity(cs backends.ContainerSpec, s *specGenerator) error {
-	for i, opt := range cs.SecurityOpt {
-		key, val, ok := strings.Cut(opt, "=")
-		if !ok {
-			key, val, ok = strings.Cut(opt, ":") // the legacy colon form
-		}
-		switch {
-		case key == "no-new-privileges":
-			b, err := strconv.ParseBool(cmp.Or(val, "true"))
-			if err != nil {
-				return invalid("securityOpt[%d]: %q: want no-new-privileges[=true|false]", i, opt)
-			}
-			s.NoNewPriv = b
-		case !ok:
-			return invalid("securityOpt[%d]: %q is not KEY=VALUE", i, opt)
-		case key == "seccomp":
-			s.Seccomp = val
-		case key == "apparmor":
-			s.AppArmor = val
-		case key == "label":
-			s.SELinux = append(s.SELinux, val)
-		case key == "systempaths" && val == "unconfined":
-			s.Unmask = append(s.Unmask, "ALL")
-		case key == "mask":
-			s.Mask = append(s.Mask, strings.Split(val, ":")...)
-		case key == "unmask":
-			s.Unmask = append(s.Unmask, strings.Split(val, ":")...)
-		default:
-			return invalid("securityOpt[%d]: podman has no security option %q", i, opt)
-		}
+	sec := cs.Security
+	if sec.WritableCgroups {
+		return invalid("securityOpt: podman has no security option writable-cgroups")
+	}
+	s.NoNewPriv, s.Seccomp, s.AppArmor = sec.NoNewPrivileges, sec.Seccomp, sec.AppArmor
+	s.SELinux = slices.Clone(sec.SELinux)
+	s.Mask, s.Unmask = slices.Clone(sec.Mask), slices.Clone(sec.Unmask)
+	if sec.SystemPathsUnconfined {
+		s.Unmask = append(s.Unmask, "ALL")
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func fullSpec() backends.ContainerSpec {
 		IPC:    backends.NamespaceMode{Kind: "shareable"},
 		Cgroup: backends.NamespaceMode{Kind: "private"},
 		CapAdd: []string{"NET_ADMIN"}, CapDrop: []string{"MKNOD"},
-		SecurityOpt:       []string{"no-new-privileges:true", "seccomp=unconfined", "apparmor=unconfined", "label=disable", "systempaths=unconfined"},
+		Security:          backends.Security{NoNewPrivileges: true, Seccomp: "unconfined", AppArmor: "unconfined", SELinux: []string{"disable"}, SystemPathsUnconfined: true},
 		Devices:           []spec.Device{{Source: "/dev/null", Target: "/dev/xnull", Permissions: "rwm"}, {Source: "/dev/zero"}},
 		DeviceCgroupRules: []string{"c 1:11 w", "a *:* rwm"},
 		Sysctls:           map[string]string{"net.core.somaxconn": "1024"},
@@ -128,7 +128,7 @@ func TestBuildSpecInvalid(t *testing.T) {
 			cs.Binds = []backends.Bind{{Source: "/a", Target: "/b", Propagation: "sideways"}}
 		},
 		"deviceCgroupRules[0]": func(cs *backends.ContainerSpec) { cs.DeviceCgroupRules = []string{"q 1:1 r"} },
-		"securityOpt[0]":       func(cs *backends.ContainerSpec) { cs.SecurityOpt = []string{"unknown=1"} },
+		"securityOpt":          func(cs *backends.ContainerSpec) { cs.Security.WritableCgroups = true },
 		"volumes[0].subpath": func(cs *backends.ContainerSpec) {
 			cs.Volumes = []backends.VolumeMount{{Name: "v", Target: "/v", Subpath: "../x"}}
 		},

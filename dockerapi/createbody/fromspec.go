@@ -58,7 +58,7 @@ func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 	}
 	hc := &container.HostConfig{
 		GroupAdd: slices.Clone(cs.GroupAdd), ReadonlyRootfs: cs.ReadOnly, Privileged: cs.Privileged,
-		CapAdd: slices.Clone(cs.CapAdd), CapDrop: slices.Clone(cs.CapDrop), SecurityOpt: slices.Clone(cs.SecurityOpt),
+		CapAdd: slices.Clone(cs.CapAdd), CapDrop: slices.Clone(cs.CapDrop), SecurityOpt: cs.Security.DockerOpts(),
 		Sysctls: maps.Clone(cs.Sysctls), ShmSize: cs.ShmSize, DNSSearch: slices.Clone(cs.DNSSearch), DNSOptions: slices.Clone(cs.DNSOptions),
 		PidMode: container.PidMode(nsMode(cs.PID)), IpcMode: container.IpcMode(nsMode(cs.IPC)), UTSMode: container.UTSMode(nsMode(cs.UTS)),
 		UsernsMode: container.UsernsMode(nsMode(cs.UserNS)), CgroupnsMode: container.CgroupnsMode(nsMode(cs.Cgroup)),
@@ -69,10 +69,7 @@ func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 		hc.Init = &init
 	}
 	hc.DeviceCgroupRules = slices.Clone(cs.DeviceCgroupRules)
-	// systempaths=unconfined is a docker CLI option: the Engine API says it
-	// with empty masked and read-only path lists.
-	if i := slices.Index(hc.SecurityOpt, "systempaths=unconfined"); i >= 0 {
-		hc.SecurityOpt = slices.Delete(hc.SecurityOpt, i, i+1)
+	if cs.Security.SystemPathsUnconfined {
 		hc.MaskedPaths, hc.ReadonlyPaths = []string{}, []string{}
 	}
 	for _, h := range cs.ExtraHosts {

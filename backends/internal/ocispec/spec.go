@@ -211,33 +211,25 @@ func securityOpts(cs backends.ContainerSpec, backend string) ([]oci.SpecOpts, er
 	if cs.Privileged {
 		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices, oci.WithWriteableSysfs, oci.WithWriteableCgroupfs)
 	}
-	for _, o := range cs.SecurityOpt {
-		k, v, ok := strings.Cut(o, "=")
-		if !ok {
-			k, v, _ = strings.Cut(o, ":")
-		}
-		switch strings.ToLower(k) {
-		case "seccomp":
-			if v == "unconfined" {
-				confined = false
-			} else if v != "builtin" && v != "default" {
-				return nil, fmt.Errorf("securityOpt %q: custom seccomp profiles are not supported by the %s backend yet: %w", o, backend, errdefs.ErrNotImplemented)
-			}
-		case "no-new-privileges":
-			if v == "" || v == "true" {
-				opts = append(opts, oci.WithNoNewPrivileges)
-			}
-		case "systempaths":
-			if v == "unconfined" {
-				opts = append(opts, oci.WithMaskedPaths(nil), oci.WithReadonlyPaths(nil))
-			}
-		case "apparmor", "label":
-			// This host has neither AppArmor nor SELinux; runc ignores
-			// neither, so the option is accepted and has no effect.
-		default:
-			return nil, fmt.Errorf("securityOpt %q: unknown option: %w", o, errdefs.ErrInvalidArgument)
-		}
+	sec := cs.Security
+	switch sec.Seccomp {
+	case "":
+	case "unconfined":
+		confined = false
+	default:
+		return nil, fmt.Errorf("securityOpt seccomp=%s: custom seccomp profiles are not supported by the %s backend yet: %w", sec.Seccomp, backend, errdefs.ErrNotImplemented)
 	}
+	if len(sec.Mask)+len(sec.Unmask) > 0 || sec.WritableCgroups {
+		return nil, fmt.Errorf("securityOpt mask, unmask and writable-cgroups are podman's: the %s backend has none: %w", backend, errdefs.ErrNotImplemented)
+	}
+	if sec.NoNewPrivileges {
+		opts = append(opts, oci.WithNoNewPrivileges)
+	}
+	if sec.SystemPathsUnconfined {
+		opts = append(opts, oci.WithMaskedPaths(nil), oci.WithReadonlyPaths(nil))
+	}
+	// AppArmor and SELinux: this host has neither, and runc ignores
+	// neither, so the options are accepted and have no effect.
 	opts = append(opts, withCapabilities(cs.CapAdd, cs.CapDrop))
 	if confined {
 		// After the capabilities: the default profile allows what they
@@ -284,11 +276,11 @@ func withCgroupMount(_ context.Context, _ oci.Client, _ *containers.Container, s
 // withCapabilities applies cap_drop then cap_add, Docker's order, with
 // "ALL" in either and names with or without the CAP_ prefix.
 func withCapabilities(add, drop []string) oci.SpecOpts {
+	// The runtime's names carry CAP_.
 	norm := func(cs []string) []string {
 		var out []string
 		for _, c := range cs {
-			c = strings.ToUpper(strings.TrimSpace(c))
-			if c != "ALL" && !strings.HasPrefix(c, "CAP_") {
+			if c != "ALL" {
 				c = "CAP_" + c
 			}
 			out = append(out, c)

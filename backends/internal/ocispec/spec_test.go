@@ -58,7 +58,7 @@ func TestOpts(t *testing.T) {
 		t.Fatalf("sysctls %v", s.Linux.Sysctl)
 	}
 
-	cs.SecurityOpt = []string{"seccomp=/p.json"}
+	cs.Security = backends.Security{Seccomp: "/p.json"}
 	_, err = Opts(Input{Spec: cs, Backend: "test", Image: imagespec.ImageConfig{Cmd: []string{"sh"}}})
 	if !errors.Is(err, errdefs.ErrNotImplemented) || !strings.Contains(err.Error(), "by the test backend") {
 		t.Fatalf("custom seccomp: %v", err)
