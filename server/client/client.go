@@ -158,7 +158,8 @@ func (c *Client) Info(ctx context.Context) (api.Info, error) {
 	var i api.Info
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return i, c.call(ctx, http.MethodGet, api.Version+"/info", nil, nil, &i)
+	err := c.call(ctx, http.MethodGet, api.Version+"/info", nil, nil, &i)
+	return i, err
 }
 
 func decode(resp *http.Response, v any) error {

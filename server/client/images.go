@@ -17,11 +17,13 @@ func (c *Client) LoadImage(ctx context.Context, tar io.Reader) ([]string, error)
 	}
 	defer resp.Body.Close()
 	var refs []string
-	return refs, decode(resp, &refs)
+	err = decode(resp, &refs)
+	return refs, err
 }
 
 // ListImages lists the images in the server's backend.
 func (c *Client) ListImages(ctx context.Context) ([]backends.Image, error) {
 	var imgs []backends.Image
-	return imgs, c.call(ctx, http.MethodGet, api.Version+"/images", nil, nil, &imgs)
+	err := c.call(ctx, http.MethodGet, api.Version+"/images", nil, nil, &imgs)
+	return imgs, err
 }

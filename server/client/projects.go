@@ -104,7 +104,8 @@ func (p *Projects) PS(ctx context.Context, project string, o engine.PSOptions) (
 		q.Set("all", "1")
 	}
 	var cs []backends.Container
-	return cs, p.call(ctx, http.MethodGet, projectPath(project, "ps"), q, nil, &cs)
+	err := p.call(ctx, http.MethodGet, projectPath(project, "ps"), q, nil, &cs)
+	return cs, err
 }
 
 // Logs streams a project's logs to o.Out.
@@ -193,13 +194,15 @@ func (p *Projects) Remove(ctx context.Context, project string, o engine.Lifecycl
 func (p *Projects) Port(ctx context.Context, project, service string, port int, proto string, index int) (string, error) {
 	var a api.PortAnswer
 	q := url.Values{"service": {service}, "port": {strconv.Itoa(port)}, "proto": {proto}, "index": {strconv.Itoa(index)}}
-	return a.Address, p.call(ctx, http.MethodGet, projectPath(project, "port"), q, nil, &a)
+	err := p.call(ctx, http.MethodGet, projectPath(project, "port"), q, nil, &a)
+	return a.Address, err
 }
 
 // Top lists the processes of a project's containers.
 func (p *Projects) Top(ctx context.Context, project string, services []string) (map[string]backends.Processes, error) {
 	var out map[string]backends.Processes
-	return out, p.call(ctx, http.MethodGet, projectPath(project, "top"), url.Values{"service": services}, nil, &out)
+	err := p.call(ctx, http.MethodGet, projectPath(project, "top"), url.Values{"service": services}, nil, &out)
+	return out, err
 }
 
 // Images lists the images a project's containers use.
@@ -230,7 +233,8 @@ func (p *Projects) Warnings(sp spec.Project) []spec.Warning {
 // List lists the tenant's projects on the server.
 func (c *Client) List(ctx context.Context) ([]api.Project, error) {
 	var ps []api.Project
-	return ps, c.call(ctx, http.MethodGet, api.Version+"/projects", nil, nil, &ps)
+	err := c.call(ctx, http.MethodGet, api.Version+"/projects", nil, nil, &ps)
+	return ps, err
 }
 
 // withoutContent is sp with its secrets' and configs' sources blanked.
@@ -255,5 +259,6 @@ func withoutContent(sp spec.Project) spec.Project {
 // the tenant that owns it now.
 func (c *Client) Adopt(ctx context.Context, project, tenant string) (string, error) {
 	var res api.AdoptRequest
-	return res.Tenant, c.call(ctx, http.MethodPost, projectPath(project, "adopt"), nil, api.AdoptRequest{Tenant: tenant}, &res)
+	err := c.call(ctx, http.MethodPost, projectPath(project, "adopt"), nil, api.AdoptRequest{Tenant: tenant}, &res)
+	return res.Tenant, err
 }
