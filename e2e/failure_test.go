@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestComposeStartFailureRemovesContainer(t *testing.T) {
 		// ports against each other). docs/kubernetes.md: Gaps.
 		t.Skip("kubernetes: published host ports are mapped by the CNI, not bound, so a host listener cannot make a start fail")
 	}
-	loadImage(t, image)
+	loadImage(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ services:
 // waits, says for which process, and then converges.
 func TestComposeWaitsForAnotherCornus(t *testing.T) {
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	// --wait holds the lock until the healthcheck passes, ~2 s after start.
 	p := newProject(t, `
 services:
@@ -80,7 +81,7 @@ services:
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	first := exec.CommandContext(ctx, cornusBin, "compose", "--progress", "plain", "up", "-d", "--wait")
-	first.Dir, first.Env = p.dir, append(p.env, "TMPDIR="+t.TempDir())
+	first.Dir, first.Env = p.dir, append(slices.Clone(p.env), "TMPDIR="+t.TempDir())
 	stderr, err := first.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ services:
 		}
 	}()
 	second := exec.CommandContext(ctx, cornusBin, "compose", "--progress", "plain", "up", "-d")
-	second.Dir, second.Env = p.dir, append(p.env, "TMPDIR="+t.TempDir())
+	second.Dir, second.Env = p.dir, append(slices.Clone(p.env), "TMPDIR="+t.TempDir())
 	out, err := second.CombinedOutput()
 	if err != nil {
 		t.Fatalf("second up: %v\n%s\nfirst:\n%s", err, out, firstOut.String())

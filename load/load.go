@@ -121,8 +121,7 @@ func hasComposeFileEnv(environ []string) bool {
 }
 
 func describeFiles(files []string, devcontainer string) string {
-	switch {
-	case devcontainer != "":
+	if devcontainer != "" {
 		return devcontainer
 	}
 	return strings.Join(files, ", ")

@@ -70,7 +70,7 @@ func (h *handle) decideOn(c *child, r request) (response, error) {
 	r.ID = h.s.nextID.Add(1)
 	resp, err := c.call(r)
 	if err == nil && resp.Unknown {
-		if err = h.loadOn(c); err != nil {
+		if err := h.loadOn(c); err != nil {
 			return response{}, err
 		}
 		r.ID = h.s.nextID.Add(1)

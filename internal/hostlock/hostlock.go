@@ -31,10 +31,11 @@ func DefaultDir(environ []string, euid int) string {
 	if filepath.IsAbs(runtimeDir) {
 		return filepath.Join(runtimeDir, "cornus", "locks")
 	}
-	return filepath.Join("/tmp", "cornus-"+strconv.Itoa(euid), "locks")
+	return filepath.Join("/tmp/cornus-"+strconv.Itoa(euid), "locks")
 }
 
-// HeldError: the context ended while another process held the lock.
+// HeldError is the error of a wait that ended with its context while
+// another process held the lock.
 type HeldError struct {
 	PID int   // the holder's process, 0 when unknown
 	Err error // the context's error
