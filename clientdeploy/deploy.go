@@ -13,13 +13,13 @@ import (
 type Hold int
 
 const (
-	// HoldForeground: this process holds the session while the command
-	// runs (compose up, deploy).
+	// HoldForeground means this process holds the session while the
+	// command runs (compose up, deploy).
 	HoldForeground Hold = iota
-	// HoldAgent: a detached `cornus session-agent` holds it, serving
-	// the client-local mounts and client routes (compose up -d).
+	// HoldAgent means a detached `cornus session-agent` holds it,
+	// serving the client-local mounts and client routes (compose up -d).
 	HoldAgent
-	// HoldNone: nobody does and the deployment outlives its client
+	// HoldNone means nobody does and the deployment outlives its client
 	// (deploy --detach), so client routes and local mounts are refused.
 	HoldNone
 )

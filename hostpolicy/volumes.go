@@ -10,16 +10,17 @@ import (
 type MountKind int
 
 const (
-	// MountPlain: no type and no device, a directory of the runtime's own.
+	// MountPlain is a mount with no type and no device, a directory of
+	// the runtime's own.
 	MountPlain MountKind = iota
-	// MountBind: Device is a host path given to the container (o=bind,
-	// o=rbind, o=move, type=none, or podman's type=bind).
+	// MountBind gives the container Device, a host path (o=bind, o=rbind,
+	// o=move, type=none, or podman's type=bind).
 	MountBind
-	// MountTmpfs: a tmpfs; its device, if any, is a name the kernel
+	// MountTmpfs is a tmpfs; its device, if any, is a name the kernel
 	// ignores, and a backend must never mount it as storage.
 	MountTmpfs
-	// MountDevice: the host kernel mounts Device with Type (a block device,
-	// an NFS export, an overlay, ...).
+	// MountDevice is mounted by the host kernel: Device with Type (a block
+	// device, an NFS export, an overlay, ...).
 	MountDevice
 )
 

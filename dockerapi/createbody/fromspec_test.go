@@ -175,7 +175,7 @@ func TestFromSpec(t *testing.T) {
 	check("mount count", len(hc.Mounts), 3)
 	check("named volume", hc.Mounts[0], mount.Mount{Type: mount.TypeVolume, Source: "shop_data", Target: "/data", VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
 	check("anonymous volume", hc.Mounts[1].VolumeOptions.DriverConfig, &mount.Driver{Name: "local", Options: map[string]string{"o": "x"}})
-	check("tmpfs", *hc.Mounts[2].TmpfsOptions, mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o1777 | 0})
+	check("tmpfs", *hc.Mounts[2].TmpfsOptions, mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o1777})
 
 	newer, err := build(fullSpec(fullApp()), "1.45")
 	if err != nil {

@@ -45,7 +45,10 @@ type Service struct {
 	Dir  string // state directory
 }
 
+// PidFile is the path of the file holding the service's pid.
 func (s Service) PidFile() string { return filepath.Join(s.Dir, s.Name+".pid") }
+
+// LogFile is the path of the service's log.
 func (s Service) LogFile() string { return filepath.Join(s.Dir, s.Name+".log") }
 
 // Start runs argv (the server in the foreground) detached from the caller,
