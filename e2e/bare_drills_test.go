@@ -30,8 +30,8 @@ services:
     command: ["httpd", "-f", "-p", "8080"]
 `
 
-// bareRecord reads a bare container's record: its monitor's and init's pids.
-func bareRecord(t *testing.T, id string) (monitorPid, initPid int) {
+// bareRecord reads a bare container's record: its monitor's pid.
+func bareRecord(t *testing.T, id string) (monitorPid int) {
 	t.Helper()
 	matches, _ := filepath.Glob(filepath.Join(os.Getenv("CORNUS_DATA_DIR"), "bare", "records", id+"*", "record.json"))
 	if len(matches) != 1 {
@@ -39,13 +39,12 @@ func bareRecord(t *testing.T, id string) (monitorPid, initPid int) {
 	}
 	var r struct {
 		Monitor struct{ Pid int } `json:"monitor"`
-		State   struct{ Pid int } `json:"state"`
 	}
 	b, _ := os.ReadFile(matches[0])
 	if err := json.Unmarshal(b, &r); err != nil || r.Monitor.Pid == 0 {
 		t.Fatalf("record of %s names no monitor: %v %s", id, err, b)
 	}
-	return r.Monitor.Pid, r.State.Pid
+	return r.Monitor.Pid
 }
 
 // assertNoBareMonitors: no bare monitor of this run's data dir is left.
@@ -70,12 +69,12 @@ func assertNoBareMonitors(t *testing.T) {
 func TestBareDrillKilledMonitor(t *testing.T) {
 	onlyOn(t, "bare", "monitors driving runc are the bare backend's own")
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	port := testnet.FreePort(t)
 	p := newProject(t, bareDrillServices, fmt.Sprintf("PORT=%d", port))
 	p.must("compose", "--progress", "quiet", "up", "-d", "c")
 	id := strings.TrimSpace(p.must("compose", "ps", "-q", "c"))
-	mon, _ := bareRecord(t, id)
+	mon := bareRecord(t, id)
 	if err := syscall.Kill(mon, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +102,7 @@ func TestBareDrillKilledMonitor(t *testing.T) {
 func TestBareDrillReboot(t *testing.T) {
 	onlyOn(t, "bare", "the drill wipes the bare backend's runtime state")
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	port := testnet.FreePort(t)
 	p := newProject(t, bareDrillServices, fmt.Sprintf("PORT=%d", port))
 	p.must("compose", "--progress", "quiet", "up", "-d", "--wait")
@@ -111,7 +110,7 @@ func TestBareDrillReboot(t *testing.T) {
 	data := filepath.Join(os.Getenv("CORNUS_DATA_DIR"), "bare")
 	runtimeRoot := filepath.Join(svc.StateDir(os.Environ()), "bare", "runtime")
 	for _, id := range ids {
-		mon, _ := bareRecord(t, id)
+		mon := bareRecord(t, id)
 		if err := syscall.Kill(mon, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +154,7 @@ func TestBareDrillReboot(t *testing.T) {
 func TestBareDrillKilledMidUp(t *testing.T) {
 	onlyOn(t, "bare", "the drill is about the bare backend's own half-made state")
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newProject(t, midUpServices, fmt.Sprintf("PORT=%d", testnet.FreePort(t)))
 	// Each kill must cut up short, and one must leave the project
 	// half-made, or the re-run below converges nothing.

@@ -58,7 +58,7 @@ func startRemoteServer(t *testing.T) *remoteServed {
 		}
 		t.Skip("remote mode's drills need root (a veth pair, FUSE in the companion)")
 	}
-	loadImage(t, image)
+	loadImage(t)
 	if daemon(t).Capabilities().Sidecars {
 		agentImageOnNode(t)
 	}

@@ -91,12 +91,16 @@ func appCapEff(t *testing.T, p *project, svc string) uint64 {
 	return v
 }
 
-// markdialImage is the busybox test image with /bin/markdial (the SO_MARK
-// attack, e2e/markdial), built here and made available to the backend
-// (loaded, or imported into the test cluster's node: nothing is pulled).
-func markdialImage(t *testing.T) string {
+// markdialRef is the busybox test image with /bin/markdial (the SO_MARK
+// attack, e2e/markdial).
+const markdialRef = "cornus-test/markdial:1"
+
+// markdialImage builds markdialRef here and makes it available to the
+// backend (loaded, or imported into the test cluster's node: nothing is
+// pulled).
+func markdialImage(t *testing.T) {
 	t.Helper()
-	const ref = "cornus-test/markdial:1"
+	const ref = markdialRef
 	dir := t.TempDir()
 	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "markdial"), "./markdial")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -124,12 +128,11 @@ func markdialImage(t *testing.T) string {
 		t.Cleanup(func() {
 			_ = exec.Command("ctr", "--address", filepath.Join(k8sState(), "containerd.sock"), "--namespace", "k8s.io", "images", "rm", "docker.io/"+ref).Run()
 		})
-		return ref
+		return
 	}
 	if out, err := exec.Command(cornusBin, "image", "load", "-i", tar).CombinedOutput(); err != nil || !strings.Contains(string(out), "Loaded image: "+ref) {
 		t.Fatalf("cornus image load %s: %v\n%s", ref, err, out)
 	}
-	return ref
 }
 
 // TestTransparentMarkBypass is the SO_MARK attack on transparent egress
@@ -153,11 +156,12 @@ func TestTransparentMarkBypass(t *testing.T) {
 		}
 		t.Skip("the drill reads the companion's /proc status (root)")
 	}
-	loadImage(t, image)
+	loadImage(t)
 	if b.Capabilities().Sidecars {
 		agentImageOnNode(t)
 	}
-	ref := markdialImage(t)
+	markdialImage(t)
+	ref := markdialRef
 	p := newProject(t, fmt.Sprintf(markServices, ref, image, ""))
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s", errOut)

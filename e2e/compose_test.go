@@ -87,7 +87,7 @@ volumes:
 // daemonless backend down -v must leave nothing on the host either.
 func TestComposeLifecycle(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	port := testnet.FreePort(t)
 	p := newProject(t, lifecycleServices, fmt.Sprintf("WEB_PORT=%d", port))
 
@@ -193,7 +193,7 @@ func TestComposePrivilegedRefused(t *testing.T) {
 // crashing, with its last log lines.
 func TestComposeCrashingDependency(t *testing.T) {
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newProject(t, `
 services:
   db:

@@ -39,7 +39,7 @@ services:
 func TestContainerdDrillKilledMidUp(t *testing.T) {
 	onlyOn(t, "containerd", "the drill is about containerd's own state")
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newProject(t, midUpServices, fmt.Sprintf("PORT=%d", testnet.FreePort(t)))
 	// Each kill must cut up short, and one must leave the project
 	// half-made, or the re-run below converges nothing.
@@ -69,7 +69,7 @@ func TestContainerdDrillKilledMidUp(t *testing.T) {
 func TestContainerdDrillKilledMonitor(t *testing.T) {
 	onlyOn(t, "containerd", "monitors are the daemonless backends' own")
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newProject(t, drillServices, fmt.Sprintf("PORT=%d", testnet.FreePort(t)))
 	p.must("compose", "--progress", "quiet", "up", "-d", "a")
 	id := strings.TrimSpace(p.must("compose", "ps", "-q", "a"))
@@ -94,7 +94,7 @@ func TestContainerdDrillKilledMonitor(t *testing.T) {
 func TestContainerdDrillRestartContainerd(t *testing.T) {
 	onlyOn(t, "containerd", "the drill restarts the private containerd")
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	port := testnet.FreePort(t)
 	p := newProject(t, drillServices, fmt.Sprintf("PORT=%d", port))
 	p.must("compose", "--progress", "quiet", "up", "-d", "--wait")

@@ -90,7 +90,7 @@ func tool(t *testing.T, name, how string) string {
 
 // installCompose makes `docker compose` (v5.6.0, built once and cached by
 // scripts/docker-compose.sh) available to the proxy's docker CLI config.
-func (p *proxy) installCompose() string {
+func (p *proxy) installCompose() {
 	p.t.Helper()
 	out, err := exec.Command("../scripts/docker-compose.sh").Output()
 	if err != nil {
@@ -104,16 +104,15 @@ func (p *proxy) installCompose() string {
 	if err := os.Symlink(bin, link); err != nil && !os.IsExist(err) {
 		p.t.Fatal(err)
 	}
-	return bin
 }
 
 // run executes a client with the proxy's environment in dir.
-func (p *proxy) run(dir string, stdin io.Reader, name string, args ...string) (string, int) {
+func (p *proxy) run(dir string, name string, args ...string) (string, int) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir, cmd.Env, cmd.Stdin = dir, p.env, stdin
+	cmd.Dir, cmd.Env = dir, p.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -128,7 +127,7 @@ func (p *proxy) run(dir string, stdin io.Reader, name string, args ...string) (s
 
 func (p *proxy) must(dir, name string, args ...string) string {
 	p.t.Helper()
-	out, code := p.run(dir, nil, name, args...)
+	out, code := p.run(dir, name, args...)
 	if code != 0 {
 		p.t.Fatalf("%s %s: exit %d\n%s", name, strings.Join(args, " "), code, out)
 	}
@@ -140,7 +139,7 @@ func (p *proxy) must(dir, name string, args ...string) string {
 // pointed at `cornus daemon docker`, on each backend (issue #4).
 func TestDockerAPIClients(t *testing.T) {
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	for _, backend := range proxyBackends {
 		t.Run(backend, func(t *testing.T) {
 			p := startProxy(t, backend)
@@ -157,7 +156,7 @@ func dockerCLIScenario(p *proxy) {
 	t := p.t
 	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
 	name := fmt.Sprintf("cli%d", time.Now().UnixNano()%1e6)
-	t.Cleanup(func() { p.run("", nil, docker, "rm", "-f", name) })
+	t.Cleanup(func() { p.run("", docker, "rm", "-f", name) })
 	port := testnet.FreePort(t)
 	p.must("", docker, "run", "-d", "--name", name, "-p", fmt.Sprintf("127.0.0.1:%d:8080", port), image,
 		"sh", "-c", "mkdir -p /w && echo via-proxy > /w/index.html && echo started && exec httpd -f -p 8080 -h /w")
@@ -183,7 +182,7 @@ func dockerCLIScenario(p *proxy) {
 	if !strings.Contains(out.String(), "/dev/pts/") || !strings.Contains(out.String(), "42") {
 		t.Errorf("docker exec -it output %q", out.String())
 	}
-	if out, code := p.run("", nil, docker, "exec", name, "sh", "-c", "exit 7"); code != 7 {
+	if out, code := p.run("", docker, "exec", name, "sh", "-c", "exit 7"); code != 7 {
 		t.Errorf("exec exit code %d (%s)", code, out)
 	}
 
@@ -210,7 +209,7 @@ func dockerCLIScenario(p *proxy) {
 			t.Errorf("after pause: %q", st)
 		}
 		p.must("", docker, "unpause", name)
-	} else if out, code := p.run("", nil, docker, "pause", name); code == 0 || !strings.Contains(out, "pause is not supported") {
+	} else if out, code := p.run("", docker, "pause", name); code == 0 || !strings.Contains(out, "pause is not supported") {
 		t.Errorf("docker pause on a backend without pause: exit %d: %s", code, out)
 	}
 	if top := p.must("", docker, "top", name); !strings.Contains(top, "httpd") {
@@ -249,7 +248,7 @@ func composeScenario(p *proxy) {
 	dc := func(args ...string) string {
 		return p.must(dir, docker, append([]string{"compose", "-p", "proxy3"}, args...)...)
 	}
-	t.Cleanup(func() { p.run(dir, nil, docker, "compose", "-p", "proxy3", "down", "-v", "-t", "1") })
+	t.Cleanup(func() { p.run(dir, docker, "compose", "-p", "proxy3", "down", "-v", "-t", "1") })
 
 	dc("up", "-d", "--wait")
 	waitHTTP(t, fmt.Sprintf("127.0.0.1:%d", port), "hello-e2e")
@@ -259,7 +258,7 @@ func composeScenario(p *proxy) {
 	if logs := dc("logs", "--tail", "3", "app"); !strings.Contains(logs, "app-tick") {
 		t.Errorf("compose logs:\n%s", logs)
 	}
-	if out, code := p.run(dir, nil, docker, "compose", "-p", "proxy3", "exec", "-T", "worker", "sh", "-c", "test -s /data/ticks && echo ticking; exit 5"); code != 5 || !strings.Contains(out, "ticking") {
+	if out, code := p.run(dir, docker, "compose", "-p", "proxy3", "exec", "-T", "worker", "sh", "-c", "test -s /data/ticks && echo ticking; exit 5"); code != 5 || !strings.Contains(out, "ticking") {
 		t.Errorf("compose exec: exit %d, %q", code, out)
 	}
 	if out := dc("run", "--rm", "app", "echo", "from-run"); !strings.Contains(out, "from-run") {
@@ -357,7 +356,7 @@ func devcontainerComposeScenario(p *proxy) {
 }`,
 	})
 	t.Cleanup(func() {
-		p.run(ws, nil, docker, "compose", "-p", "dccompose_devcontainer", "-f", filepath.Join(ws, ".devcontainer", "docker-compose.yml"), "down", "-v", "-t", "1")
+		p.run(ws, docker, "compose", "-p", "dccompose_devcontainer", "-f", filepath.Join(ws, ".devcontainer", "docker-compose.yml"), "down", "-v", "-t", "1")
 	})
 	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
 	// busybox nslookup fails when any search domain lacks the name (a
@@ -385,9 +384,9 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 }
 
 func removeByLabel(p *proxy, docker, label string) {
-	ids, _ := p.run("", nil, docker, "ps", "-aq", "--filter", "label="+label)
+	ids, _ := p.run("", docker, "ps", "-aq", "--filter", "label="+label)
 	for _, id := range strings.Fields(ids) {
-		p.run("", nil, docker, "rm", "-f", id)
+		p.run("", docker, "rm", "-f", id)
 	}
 }
 

@@ -197,8 +197,9 @@ func imageTar(t *testing.T, ref string) string {
 }
 
 // loadImage makes the busybox image available through `cornus image load`.
-func loadImage(t *testing.T, ref string) {
+func loadImage(t *testing.T) {
 	t.Helper()
+	const ref = image
 	tar := imageTar(t, ref)
 	out, err := exec.Command(cornusBin, "image", "load", "-i", tar).CombinedOutput()
 	if err != nil && strings.Contains(string(out), "cannot load images") && hasImage(t, ref) {

@@ -32,7 +32,7 @@ func TestEgressThroughClient(t *testing.T) {
 	b := daemon(t)
 	if why, gap := b.Capabilities().Gap("egress"); gap {
 		// A declared gap: warned, and the apps still deploy (no companion).
-		loadImage(t, image)
+		loadImage(t)
 		p := newProject(t, fmt.Sprintf(egressServices, image, "10.231.20.1"))
 		_, errOut, code := p.run("compose", "--progress", "plain", "up", "-d")
 		if code != 0 || !strings.Contains(errOut, "egress") {
@@ -46,7 +46,7 @@ func TestEgressThroughClient(t *testing.T) {
 		}
 		t.Skip("the egress drill needs root (network namespaces)")
 	}
-	loadImage(t, image)
+	loadImage(t)
 	if b.Capabilities().Sidecars {
 		agentImageOnNode(t)
 	}

@@ -61,7 +61,7 @@ func awaitEvents(t *testing.T, dir, name, want string) string {
 // postAttach. The hooks write into the workspace (the bind-mounted folder).
 func TestDevcontainerLifecycleOrder(t *testing.T) {
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newDevcontainer(t, `{
   "image": "cornus-test/busybox:1",
   "onCreateCommand": "echo onCreate >> events",
@@ -93,7 +93,7 @@ func TestDevcontainerLifecycleOrder(t *testing.T) {
 // order there is the order things happened.
 func TestComposePreStopHook(t *testing.T) {
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newProject(t, `
 services:
   app:

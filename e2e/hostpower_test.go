@@ -31,7 +31,7 @@ var sleeperCmd = []string{"sh", "-c", "trap 'exit 0' TERM; while true; do sleep 
 // honored once allowed.
 func TestHostPowerFrontEnds(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
 	for _, backend := range proxyBackends {
 		t.Run(backend, func(t *testing.T) {
@@ -220,13 +220,13 @@ func (r hostPowerRun) dockerCLI(docker string, deny, allow *proxy) {
 	for _, p := range []*proxy{deny, allow} {
 		p := p
 		t.Cleanup(func() {
-			p.run("", nil, docker, "rm", "-f", "-v", name) // -v: an inline volume mount made an anonymous volume
-			p.run("", nil, docker, "volume", "rm", "-f", name)
+			p.run("", docker, "rm", "-f", "-v", name) // -v: an inline volume mount made an anonymous volume
+			p.run("", docker, "volume", "rm", "-f", name)
 		})
 	}
 	run := func(p *proxy, args ...string) (string, int) {
 		p.t = t
-		return p.run("", nil, docker, args...)
+		return p.run("", docker, args...)
 	}
 	runArgs := func(flags []string) []string {
 		args := append([]string{"run", "-d", "--name", name}, r.h.ExpandAll(flags)...)
@@ -330,7 +330,7 @@ func postCreate(t *testing.T, p *proxy, name, hostConfig string) (string, int) {
 // policy (its privileged, capAdd, securityOpt, mounts and runArgs).
 func TestHostPowerDevcontainer(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	for _, c := range []struct{ name, json, field string }{
 		{"privileged", `"privileged": true`, "privileged"},
 		{"capAdd", `"capAdd": ["SYS_PTRACE"]`, "cap_add"},

@@ -64,7 +64,7 @@ func assertHostClean(t *testing.T, ids []string) {
 		t.Error(l)
 	}
 	if data := os.Getenv("CORNUS_DATA_DIR"); data != "" {
-		filepath.WalkDir(data, func(p string, _ os.DirEntry, err error) error {
+		err := filepath.WalkDir(data, func(p string, _ os.DirEntry, err error) error {
 			if err == nil {
 				if id := mentions(filepath.Base(p)); id != "" {
 					t.Errorf("state of container %s left: %s", id, p)
@@ -72,6 +72,9 @@ func assertHostClean(t *testing.T, ids []string) {
 			}
 			return nil
 		})
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
 

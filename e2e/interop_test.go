@@ -28,7 +28,7 @@ func composeBinary(t *testing.T) string {
 func TestProjectsDockerComposeCreated(t *testing.T) {
 	onlyOn(t, "dockerhost", "docker compose creates the project straight on dockerd")
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	dc := composeBinary(t)
 	p := newProject(t, `
 services:

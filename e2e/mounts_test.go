@@ -50,7 +50,7 @@ func mountsDir() string { return filepath.Join(os.Getenv("CORNUS_DATA_DIR"), "mo
 // refuses writes, escapes fail, down leaves nothing mounted.
 func TestServerLocalMounts(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	srv := startServer(t, t.TempDir())
 	p := newProject(t, `
 services:
@@ -116,7 +116,7 @@ services:
 // the server keeps serving.
 func TestServerLocalMountKilledClient(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	srv := startServer(t, t.TempDir())
 	p := newProject(t, "services:\n  app:\n    image: "+image+"\n    volumes: [\"./w:/work\"]\n", srv.env()...)
 	if err := os.Mkdir(filepath.Join(p.dir, "w"), 0o755); err != nil {

@@ -129,7 +129,7 @@ volumes:
 func TestPodmanDrillServiceKilledMidUp(t *testing.T) {
 	onlyOn(t, "podman", "the drill kills a podman service")
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	svc := startPodmanService(t)
 	port := testnet.FreePort(t)
 	p := newProject(t, podmanDrillServices, append(svc.env(), fmt.Sprintf("PORT=%d", port))...)
@@ -213,7 +213,7 @@ func assertNoPodmanOrphans(t *testing.T, svc *podmanService, project string) {
 func TestPodmanDrillNameConflict(t *testing.T) {
 	onlyOn(t, "podman", "the drill makes a container with podman's own CLI")
 	daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	p := newProject(t, "services:\n  a:\n    image: cornus-test/busybox:1\n    command: [\"sleep\", \"30\"]\n")
 	url := os.Getenv("CORNUS_PODMAN_SOCKET")
 	if !strings.Contains(url, "://") {

@@ -41,7 +41,7 @@ func composeRecreateScenario(p *proxy) {
 		t.Helper()
 		return p.must(dir, docker, append([]string{"compose", "-p", "proxyre"}, args...)...)
 	}
-	t.Cleanup(func() { p.run(dir, nil, docker, "compose", "-p", "proxyre", "down", "-v", "-t", "1") })
+	t.Cleanup(func() { p.run(dir, docker, "compose", "-p", "proxyre", "down", "-v", "-t", "1") })
 
 	write("one")
 	dc("up", "-d")
@@ -82,7 +82,7 @@ func composeRecreateScenario(p *proxy) {
 	if !strings.HasPrefix(inspect, "/proxyre-app-1 running ") || !strings.Contains(inspect, `"GREETING=two"`) {
 		t.Errorf("inspect of the new container: %s", inspect)
 	}
-	if out, code := p.run(dir, nil, docker, "inspect", before); code == 0 {
+	if out, code := p.run(dir, docker, "inspect", before); code == 0 {
 		t.Errorf("the old container %s is still there:\n%s", before, out)
 	}
 	all := strings.Fields(p.must(dir, docker, "ps", "-a", "-q", "--no-trunc", "--filter", "label=com.docker.compose.project=proxyre"))

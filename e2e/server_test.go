@@ -96,7 +96,7 @@ func (s *served) env() []string {
 // tunnel, and down -v leaves nothing.
 func TestServerCompose(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	srv := startServer(t, t.TempDir())
 	port := testnet.FreePort(t)
 	p := newProject(t, lifecycleServices, append(srv.env(), fmt.Sprintf("WEB_PORT=%d", port))...)
@@ -158,7 +158,7 @@ func TestServerCompose(t *testing.T) {
 // detached ones.
 func TestServerSessionDrills(t *testing.T) {
 	b := daemon(t)
-	loadImage(t, image)
+	loadImage(t)
 	dir := t.TempDir()
 	srv := startServer(t, dir)
 	sleeper := "services:\n  app:\n    image: " + image + "\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 0.2; done\"]\n"
@@ -209,7 +209,9 @@ func sessionAgent(t *testing.T, project string) int {
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 		if len(args) > 2 && args[1] == "session-agent" && args[len(args)-1] == project {
 			var pid int
-			fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid)
+			if _, err := fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid); err != nil {
+				t.Fatal(err)
+			}
 			return pid
 		}
 	}

@@ -157,17 +157,17 @@ func (t *tty) loop() {
 	for {
 		select {
 		case <-t.stop:
-			t.draw(true)
+			t.draw()
 			return
 		case <-tick.C:
-			t.draw(false)
+			t.draw()
 		}
 	}
 }
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func (t *tty) draw(final bool) {
+func (t *tty) draw() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.order) == 0 {

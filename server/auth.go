@@ -56,7 +56,7 @@ type tokens struct {
 func newTokens(path, stateDir string, log *slog.Logger) (*tokens, error) {
 	t := &tokens{path: path, log: log, store: filepath.Join(stateDir, "caretakers.json"),
 		caretaker: map[digest]grant{}, usedPath: filepath.Join(stateDir, "tokens-used.json"), used: map[string]time.Time{}}
-	if _, err := t.reload(); err != nil {
+	if err := t.reload(); err != nil {
 		return nil, err
 	}
 	if err := t.loadCaretakers(); err != nil {
@@ -68,25 +68,25 @@ func newTokens(path, stateDir string, log *slog.Logger) (*tokens, error) {
 	return t, nil
 }
 
-// reload re-reads the tokens file when its size or mtime changed and
-// reports whether it did. Plain tokens found are rewritten as digests.
-func (t *tokens) reload() (bool, error) {
+// reload re-reads the tokens file when its size or mtime changed. Plain
+// tokens found are rewritten as digests.
+func (t *tokens) reload() error {
 	st, err := os.Stat(t.path)
 	stamp := "missing"
 	if err == nil {
 		stamp = fmt.Sprint(st.Size(), st.ModTime().UnixNano(), st.Sys())
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return false, fmt.Errorf("tokens file %s: %w", t.path, err)
+		return fmt.Errorf("tokens file %s: %w", t.path, err)
 	}
 	t.mu.Lock()
 	same := stamp == t.stamp
 	t.mu.Unlock()
 	if same {
-		return false, nil
+		return nil
 	}
 	entries, err := readTokensFile(t.path)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if hasPlain(entries) {
 		t.migrate(len(entries))
@@ -98,7 +98,7 @@ func (t *tokens) reload() (bool, error) {
 	t.mu.Lock()
 	t.clients, t.stamp = clients, stamp
 	t.mu.Unlock()
-	return true, nil
+	return nil
 }
 
 // migrate rewrites a tokens file holding plain tokens as digests. A file
@@ -118,7 +118,7 @@ func (t *tokens) authenticate(token string) (identity, bool) {
 	if token == "" {
 		return identity{}, false
 	}
-	_, _ = t.reload() // a broken file keeps the tokens last read
+	_ = t.reload() // a broken file keeps the tokens last read
 	d := digestOf(token)
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -198,15 +198,16 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, e)
 }
 
-// decodeBody reads a JSON body of at most max bytes within bodyReadLimit.
-func decodeBody(w http.ResponseWriter, r *http.Request, max int64, v any) error {
+// decodeBody reads a JSON body of at most maxSpecBody bytes within
+// bodyReadLimit.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadLimit))
-	body := http.MaxBytesReader(w, r.Body, max)
+	body := http.MaxBytesReader(w, r.Body, maxSpecBody)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if _, ok := err.(*http.MaxBytesError); ok {
-			return fmt.Errorf("%w: the request body is larger than %d bytes", errdefs.ErrOutOfRange, max)
+			return fmt.Errorf("%w: the request body is larger than %d bytes", errdefs.ErrOutOfRange, maxSpecBody)
 		}
 		if err == io.EOF {
 			return fmt.Errorf("%w: the request needs a JSON body", errdefs.ErrInvalidArgument)

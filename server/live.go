@@ -85,7 +85,7 @@ func (s *Server) watch(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		if _, err := s.tokens.reload(); err != nil {
+		if err := s.tokens.reload(); err != nil {
 			s.log.Warn("tokens file: keeping the tokens last read", "err", err)
 		}
 		s.live.sweep(s.stillAllowed)

@@ -48,7 +48,7 @@ func validProject(p string) error {
 func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	project := r.PathValue("project")
 	var req api.UpRequest
-	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+	if err := decodeBody(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -163,7 +163,7 @@ func admitted(r *http.Request, p *spec.Project) (*spec.Project, error) {
 func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 	project := r.PathValue("project")
 	var req api.DownRequest
-	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+	if err := decodeBody(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -249,7 +249,7 @@ func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) 
 		return
 	}
 	var req api.LifecycleRequest
-	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+	if err := decodeBody(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -325,7 +325,7 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request, id identity) {
 
 func (s *Server) warnings(w http.ResponseWriter, r *http.Request, id identity) {
 	var p spec.Project
-	if err := decodeBody(w, r, maxSpecBody, &p); err != nil {
+	if err := decodeBody(w, r, &p); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -367,7 +367,7 @@ func (s *Server) adopt(w http.ResponseWriter, r *http.Request, id identity) {
 		return
 	}
 	var req api.AdoptRequest
-	if err := decodeBody(w, r, maxSpecBody, &req); err != nil {
+	if err := decodeBody(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -219,7 +219,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 	var conn net.Conn
 	switch route {
 	case egress.Client:
-		conn, err = s.sessions.openToClient(ctx, project, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
+		conn, err = s.sessions.openToClient(project, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
 			Service: e.Service, Replica: e.Replica, Dest: d.String(), Route: route}})
 	case egress.Gateway:
 		if envValue(s.cfg.Environ, EnvEgressGateway) != "1" {

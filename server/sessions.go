@@ -219,7 +219,7 @@ func muxConfig() *yamux.Config {
 }
 
 // openToClient opens a stream to the client holding project's session.
-func (ss *sessions) openToClient(ctx context.Context, project string, h api.StreamHeader) (net.Conn, error) {
+func (ss *sessions) openToClient(project string, h api.StreamHeader) (net.Conn, error) {
 	ss.mu.Lock()
 	s := ss.byProject[project]
 	ss.mu.Unlock()

@@ -48,7 +48,7 @@ func Translate(p *types.Project) (spec.Project, []spec.Warning) {
 		if out.Volumes == nil {
 			out.Volumes = map[string]spec.Volume{}
 		}
-		out.Volumes[name] = t.volume(name, p.Volumes[name])
+		out.Volumes[name] = t.volume(p.Volumes[name])
 	}
 	if len(p.Jobs) > 0 {
 		t.warn("", "jobs", "Compose jobs are not supported; ignored")
@@ -649,7 +649,7 @@ func (t *translator) network(key string, n types.NetworkConfig) spec.Network {
 	return out
 }
 
-func (t *translator) volume(key string, v types.VolumeConfig) spec.Volume {
+func (t *translator) volume(v types.VolumeConfig) spec.Volume {
 	return spec.Volume{
 		Name: v.Name, Driver: v.Driver, DriverOpts: nonEmptyMap(v.DriverOpts),
 		External: bool(v.External), Labels: nonEmptyMap(v.Labels),

@@ -61,13 +61,13 @@ func startProxy(t *testing.T, r *Router) string {
 	return ln.Addr().String()
 }
 
-func target(t *testing.T) (*httptest.Server, string) {
+func target(t *testing.T) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "hello from %s", r.URL.Path)
 	}))
 	t.Cleanup(srv.Close)
-	return srv, strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://")
 }
 
 func httpVia(t *testing.T, proxyAddr, target string) (int, string) {
@@ -109,7 +109,7 @@ func connectVia(t *testing.T, proxyAddr, target string) (string, string) {
 }
 
 func TestProxyRoutes(t *testing.T) {
-	_, tgt := target(t)
+	tgt := target(t)
 	relay := &fakeRelay{}
 	for _, tc := range []struct {
 		route     string
@@ -157,7 +157,7 @@ func TestProxyRoutes(t *testing.T) {
 }
 
 func TestSOCKS5(t *testing.T) {
-	_, tgt := target(t)
+	tgt := target(t)
 	r := &Router{Service: "web", Policy: policy(t, spec.Egress{Mode: spec.EgressProxy,
 		Rules: []spec.EgressRule{{Pattern: "localhost", Route: egress.Cluster}, {Pattern: "blocked.test", Route: egress.Deny}}, Default: egress.Cluster})}
 	addr := startProxy(t, r)

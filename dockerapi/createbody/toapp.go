@@ -133,7 +133,7 @@ func ToApp(in Input) (backends.ResolveInput, []string, error) {
 			a.SecurityOpt = append(a.SecurityOpt, "systempaths=unconfined")
 		}
 	}
-	readResources(&a, hc.Resources, warn)
+	readResources(&a, hc.Resources)
 	ports, err := readPorts(cfg, hc)
 	if err != nil {
 		return backends.ResolveInput{}, warns, err
@@ -237,7 +237,7 @@ func healthcheck(h *container.HealthConfig) *spec.Healthcheck {
 	return out
 }
 
-func readResources(a *spec.App, r container.Resources, warn func(string, ...any)) {
+func readResources(a *spec.App, r container.Resources) {
 	var limits, reservations spec.ResourceLimits
 	limits.Memory = spec.Bytes(r.Memory)
 	limits.CPUs = float64(r.NanoCPUs) / 1e9
