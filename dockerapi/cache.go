@@ -107,7 +107,7 @@ func (c *stateCache) run(ctx context.Context) {
 					break drain
 				}
 				c.invalidateID(e.ID)
-			case <-errs:
+			case <-errs: //nolint:errcheck // the stream ended, whatever its error: resubscribed below
 				break drain
 			case <-ctx.Done():
 				break drain

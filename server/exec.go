@@ -29,7 +29,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, id identity) {
 	if err != nil {
 		return
 	}
-	defer c.CloseNow()
+	defer func() { _ = c.CloseNow() }() // after a normal close, only says it is closed
 	c.SetReadLimit(1 << 20)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

@@ -66,7 +66,7 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go hs.Serve(ln)
+	go func() { _ = hs.Serve(ln) }() // ErrServerClosed after the Close
 	defer hs.Close()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

@@ -69,7 +69,9 @@ func BenchmarkEgress(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c.Write([]byte{'b'})
+				if _, err := c.Write([]byte{'b'}); err != nil {
+					b.Fatal(err)
+				}
 				n, _ := io.Copy(io.Discard, c)
 				c.Close()
 				if n != bulk {
@@ -84,7 +86,9 @@ func BenchmarkEgress(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c.Write([]byte{'s'})
+				if _, err := c.Write([]byte{'s'}); err != nil {
+					b.Fatal(err)
+				}
 				if _, err := io.ReadFull(c, one); err != nil {
 					b.Fatal(err)
 				}
@@ -117,7 +121,7 @@ func serveBytes(tb testing.TB, n int) string {
 					return
 				}
 				if cmd[0] != 'b' {
-					c.Write(cmd)
+					_, _ = c.Write(cmd) // a failure shows as the client's short read
 					return
 				}
 				for left := n; left > 0; left -= len(chunk) {

@@ -32,7 +32,7 @@ import (
 func TestRelayRechecks(t *testing.T) {
 	ts := newTestServer(t)
 	ts.srv.cfg.AdvertiseURL = ts.http.URL // what the companions would dial
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "client-side target") }))
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "client-side target") }))
 	defer target.Close()
 
 	pol := &spec.Egress{Mode: spec.EgressEnv, Default: egress.Cluster, Rules: []spec.EgressRule{

@@ -317,7 +317,8 @@ func logsStopOnInterrupt(t *testing.T, d dockerCLI, compose string) {
 		t.Fatal(err)
 	}
 	select {
-	case <-exited:
+	case err := <-exited:
+		t.Logf("docker cornus logs -f exited after SIGINT: %v", err)
 	case <-time.After(15 * time.Second):
 		_ = cmd.Process.Kill()
 		t.Fatalf("docker cornus logs -f kept running after SIGINT to the docker CLI:\n%s", out.String())

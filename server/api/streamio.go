@@ -50,7 +50,7 @@ func OpenStream(st net.Conn, h StreamHeader, wait time.Duration) (net.Conn, erro
 func ReadHeader(st net.Conn) (StreamHeader, error) {
 	var h StreamHeader
 	_ = st.SetReadDeadline(time.Now().Add(headerWait))
-	defer st.SetReadDeadline(time.Time{})
+	defer func() { _ = st.SetReadDeadline(time.Time{}) }()
 	// The opener sends nothing more before the answer: nothing past the
 	// line is read here and lost.
 	line, err := readLine(bufio.NewReaderSize(io.LimitReader(st, maxHeader), maxHeader))

@@ -43,7 +43,7 @@ func (p *Projects) Exec(ctx context.Context, project string, o engine.ExecOption
 	if err != nil {
 		return -1, err
 	}
-	defer c.CloseNow()
+	defer func() { _ = c.CloseNow() }() // after a normal close, only says it is closed
 	c.SetReadLimit(4 << 20)
 	start := api.ExecStart{Service: o.Service, Index: o.Index, Cmd: o.Cmd, Env: o.Env, User: o.User, WorkingDir: o.WorkingDir,
 		TTY: o.TTY, Stdin: o.Stdin != nil, Privileged: o.Privileged, Size: o.Size, AgentSession: p.AgentSession}

@@ -69,7 +69,7 @@ func muxOver(ws *websocket.Conn) (*yamux.Session, error) {
 	conf.Logger = discardLogger{}
 	mux, err := yamux.Client(wsconn.New(context.Background(), ws), conf)
 	if err != nil {
-		ws.CloseNow()
+		_ = ws.CloseNow() // best effort: the yamux error is the one reported
 		return nil, err
 	}
 	return mux, nil

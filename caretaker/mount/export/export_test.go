@@ -199,7 +199,7 @@ func TestServeFileShowsOneName(t *testing.T) {
 	a, b := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go ServeFile(ctx, a, filepath.Join(src, "file"), Options{})
+	go func() { _ = ServeFile(ctx, a, filepath.Join(src, "file"), Options{}) }() // ends with the test's cancel
 	c, err := p9.NewClient(b)
 	if err != nil {
 		t.Fatal(err)

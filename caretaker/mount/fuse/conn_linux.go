@@ -91,6 +91,6 @@ func abort(dev uint64) error {
 	if err := syscall.Mount("fusectl", dir, "fusectl", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount fusectl: %w", err)
 	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	defer func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) }() // best effort: the abort is what matters
 	return os.WriteFile(filepath.Join(dir, name), []byte("1"), 0)
 }

@@ -120,7 +120,7 @@ func TestContextEndsMount(t *testing.T) {
 		}
 	}
 	ec, mc := socketpair(t)
-	go export.Serve(context.Background(), ec, src, export.Options{})
+	go func() { _ = export.Serve(context.Background(), ec, src, export.Options{}) }() // ends when the connection does
 	ctx, cancel := context.WithCancel(context.Background())
 	m, err := Mount(ctx, mc, mnt, Options{})
 	if err != nil {

@@ -75,13 +75,14 @@ func Mount(ctx context.Context, conn io.ReadWriteCloser, mountpoint string, o Op
 	m, err := mount(conn, abs, o)
 	if !cancel() || err != nil {
 		if err == nil {
-			m.Unmount()
+			_ = m.Unmount() // best effort: ctx's end is the error reported
 			err = ctx.Err()
 		}
 		conn.Close()
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
-	m.stop = context.AfterFunc(ctx, func() { m.Unmount() })
+	// Its error is kept: Unmount returns it.
+	m.stop = context.AfterFunc(ctx, func() { _ = m.Unmount() })
 	return m, nil
 }
 

@@ -266,7 +266,9 @@ func TestListingWithAttributes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var i int
-			fmt.Sscanf(e.Name(), "f%04d", &i)
+			if _, err := fmt.Sscanf(e.Name(), "f%04d", &i); err != nil {
+				t.Fatalf("%s: %v", e.Name(), err)
+			}
 			if fi.Size() != int64(i) {
 				t.Fatalf("%s: size %d, want %d", e.Name(), fi.Size(), i)
 			}

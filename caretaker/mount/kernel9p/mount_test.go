@@ -53,7 +53,7 @@ func TestMountRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Unmount()
+	defer func() { _ = m.Unmount() }() // for a failure before the checked Unmount below
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hi"), 0o644); err != nil {
 		t.Fatal(err)
 	}
