@@ -81,7 +81,7 @@ type forwardConn struct {
 
 func (f *forwardConn) fail(err error) {
 	f.err.Store(&err)
-	f.data.Reset()
+	_ = f.data.Reset() // best effort: the stored error is what Read reports
 }
 
 func (f *forwardConn) Read(p []byte) (int, error) {
@@ -98,7 +98,7 @@ func (f *forwardConn) Write(p []byte) (int, error) { return f.data.Write(p) }
 func (f *forwardConn) CloseWrite() error { return f.data.Close() }
 
 func (f *forwardConn) Close() error {
-	f.data.Reset()
+	_ = f.data.Reset() // best effort: closing the connection ends the stream too
 	return f.conn.Close()
 }
 
