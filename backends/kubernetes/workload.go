@@ -41,8 +41,9 @@ const (
 // workloadName is the Deployment's or Job's name.
 func workloadName(project, app string) string { return dnsLabel(project+"-"+app, 63) }
 
-// FitsWorkload: Deployments restart every container, and all replicas of
-// a template share its host ports.
+// FitsWorkload reports why w cannot run as a Deployment, "" when it can:
+// Deployments restart every container, and all replicas of a template
+// share its host ports.
 func (b *Backend) FitsWorkload(w backends.WorkloadSpec) string {
 	cs := w.Template
 	switch {

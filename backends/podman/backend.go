@@ -112,9 +112,9 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Capabilities: see the package doc's matrix. What depends on the daemon
-// (who schedules healthchecks, rootless limits) is read from its info once
-// it answered.
+// Capabilities reports what the backend supports (the package doc's
+// matrix). What depends on the daemon (who schedules healthchecks, rootless
+// limits) is read from its info once it answered.
 func (b *Backend) Capabilities() backends.Capabilities {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
