@@ -152,7 +152,7 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 	case same:
 		// Scaled, or replicas were stopped: the spec's number runs; on a
 		// scale down the highest numbers go, as docker compose's do.
-		if err = b.markSurplus(ctx, cur, w.Replicas); err != nil {
+		if err := b.markSurplus(ctx, cur, w.Replicas); err != nil {
 			return backends.WorkloadResult{}, err
 		}
 		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
