@@ -60,8 +60,14 @@ type Container struct {
 
 // Project, App and Replica read the identity labels: cornus's, else docker
 // compose's (a project docker compose created is the same project).
+
+// Project is the project label.
 func (c Container) Project() string { return c.label(LabelProject, ComposeProject) }
-func (c Container) App() string     { return c.label(LabelApp, ComposeService) }
+
+// App is the app label.
+func (c Container) App() string { return c.label(LabelApp, ComposeService) }
+
+// Replica is the replica number label.
 func (c Container) Replica() string { return c.label(LabelReplica, ComposeNumber) }
 
 // Oneoff reports a `run` container (not one of the app's replicas).

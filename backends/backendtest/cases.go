@@ -274,10 +274,10 @@ var cases = []testCase{
 			}},
 			{field: "secrets.uid", set: func(x *env, d *draft) {
 				d.app("app").Secrets = append(d.app("app").Secrets, spec.FileMount{Name: "uid", Content: "u", Target: "/run/secrets/uid", UID: "1000"})
-			}, check: func(x *env, _ spec.Project) { x.checkOwner("/run/secrets/uid", "%u", "1000") }},
+			}, check: func(x *env, _ spec.Project) { x.checkOwner("/run/secrets/uid", "%u") }},
 			{field: "secrets.gid", set: func(x *env, d *draft) {
 				d.app("app").Secrets = append(d.app("app").Secrets, spec.FileMount{Name: "gid", Content: "g", Target: "/run/secrets/gid", GID: "1000"})
-			}, check: func(x *env, _ spec.Project) { x.checkOwner("/run/secrets/gid", "%g", "1000") }},
+			}, check: func(x *env, _ spec.Project) { x.checkOwner("/run/secrets/gid", "%g") }},
 			{field: "configs", set: func(x *env, d *draft) {
 				d.app("app").Configs = append(d.app("app").Configs, spec.FileMount{Name: "conf", Content: "key=value\n", Target: "/etc/app/conf.ini"})
 			}, check: func(x *env, _ spec.Project) {
@@ -287,10 +287,10 @@ var cases = []testCase{
 			}},
 			{field: "configs.uid", set: func(x *env, d *draft) {
 				d.app("app").Configs = append(d.app("app").Configs, spec.FileMount{Name: "uid", Content: "u", Target: "/etc/app/uid", UID: "1000"})
-			}, check: func(x *env, _ spec.Project) { x.checkOwner("/etc/app/uid", "%u", "1000") }},
+			}, check: func(x *env, _ spec.Project) { x.checkOwner("/etc/app/uid", "%u") }},
 			{field: "configs.gid", set: func(x *env, d *draft) {
 				d.app("app").Configs = append(d.app("app").Configs, spec.FileMount{Name: "gid", Content: "g", Target: "/etc/app/gid", GID: "1000"})
-			}, check: func(x *env, _ spec.Project) { x.checkOwner("/etc/app/gid", "%g", "1000") }},
+			}, check: func(x *env, _ spec.Project) { x.checkOwner("/etc/app/gid", "%g") }},
 		},
 	},
 	{

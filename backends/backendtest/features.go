@@ -89,7 +89,9 @@ func tarOf(t *testing.T, name, body string) io.Reader {
 	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
 		t.Fatal(err)
 	}
-	tw.Write([]byte(body))
+	if _, err := tw.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
 	tw.Close()
 	return &b
 }

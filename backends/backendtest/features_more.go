@@ -346,7 +346,7 @@ func attachCase(x *env) {
 	cancel()
 	_ = typed.Close()
 	select {
-	case <-done:
+	case <-done: //nolint:errcheck // nil or the cancellation: only the end matters
 	case <-time.After(30 * time.Second):
 		x.t.Fatal("attach did not end when its context was cancelled")
 	}

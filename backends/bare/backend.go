@@ -70,12 +70,13 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	return b, nil
 }
 
+// Name is the backend's name, Name.
 func (b *Backend) Name() string { return Name }
 
 // Close releases nothing: the backend holds no connection.
 func (b *Backend) Close() error { return nil }
 
-// Capabilities: see the package doc's matrix.
+// Capabilities reports what the backend supports (the package doc's matrix).
 func (b *Backend) Capabilities() backends.Capabilities { return daemonless.Capabilities(b) }
 
 var _ backends.Backend = (*Backend)(nil)

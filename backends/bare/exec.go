@@ -216,11 +216,12 @@ func waitExec(ctx context.Context, c *exec.Cmd, pidFile string, exited func()) (
 		if pid, perr := readPid(pidFile); perr == nil && pid > 0 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+		// ctx ended: runc's exit after the kill is not reported.
 		select {
-		case <-done:
+		case <-done: //nolint:errcheck // see above
 		case <-time.After(5 * time.Second):
 			_ = c.Process.Signal(syscall.SIGKILL)
-			<-done
+			<-done //nolint:errcheck // see above
 		}
 		exited()
 		return -1, ctx.Err()

@@ -54,7 +54,7 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 		case strings.HasPrefix(path, "cornus-test/pulled/manifests/"):
 			w.Header().Set("Content-Type", r.name.Target.MediaType)
 			w.Header().Set("Docker-Content-Digest", r.name.Target.Digest.String())
-			w.Write(manifest)
+			_, _ = w.Write(manifest) // a failed write fails the pull
 		case strings.HasPrefix(path, "cornus-test/pulled/blobs/"):
 			d := digest.Digest(strings.TrimPrefix(path, "cornus-test/pulled/blobs/"))
 			data, err := content.ReadBlob(ctx, src.content, ocispec.Descriptor{Digest: d})
@@ -63,7 +63,7 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 				return
 			}
 			w.Header().Set("Docker-Content-Digest", d.String())
-			w.Write(data)
+			_, _ = w.Write(data) // a failed write fails the pull
 		default:
 			http.NotFound(w, req)
 		}
@@ -73,7 +73,7 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(l)
+	go func() { _ = srv.Serve(l) }() // ErrServerClosed at cleanup
 	t.Cleanup(func() { srv.Close() })
 
 	ref := l.Addr().String() + "/cornus-test/pulled:1"

@@ -32,7 +32,9 @@ func layerTar(t *testing.T, entries [][2]string) []byte {
 			t.Fatal(err)
 		}
 		if h.Typeflag == tar.TypeReg {
-			tw.Write([]byte(e[1]))
+			if _, err := tw.Write([]byte(e[1])); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	tw.Close()
@@ -58,8 +60,12 @@ func whiteoutArchive(t *testing.T, ref string) []byte {
 		name string
 		data []byte
 	}{{"l1.tar", l1}, {"l2.tar", l2}, {"config.json", cfg}, {"manifest.json", mf}} {
-		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg})
-		tw.Write(f.data)
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tw.Close()
 	return b.Bytes()

@@ -23,8 +23,12 @@ func TestGenerateSpec(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0::/root:/bin/sh\napp:x:1000:1001::/home/app:/bin/sh\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "etc", "group"), []byte("root:x:0:\napp:x:1001:\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0::/root:/bin/sh\napp:x:1000:1001::/home/app:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "group"), []byte("root:x:0:\napp:x:1001:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cs := backends.ContainerSpec{Name: "x", User: "app", ReadOnly: true, Env: []string{"A=1"},
 		Ulimits: []backends.Ulimit{{Name: "nproc", Soft: 100, Hard: 200}}, Sysctls: map[string]string{"net.core.somaxconn": "1024"}}
 	s, err := generateSpec(context.Background(), "abc", ocispec.Input{Spec: cs, Backend: Name, RootFS: root, Hostname: "h",
@@ -42,7 +46,9 @@ func TestGenerateSpec(t *testing.T) {
 		t.Fatalf("negative oomScoreAdj %d", *s.Process.OOMScoreAdj)
 	}
 	var host syscall.Rlimit
-	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &host)
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &host); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range s.Process.Rlimits {
 		if r.Type == "RLIMIT_NOFILE" && r.Hard > host.Max {
 			t.Fatalf("nofile %d over the host's hard limit %d", r.Hard, host.Max)

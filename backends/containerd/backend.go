@@ -73,11 +73,13 @@ func (b *Backend) ns(ctx context.Context) context.Context {
 	return namespaces.WithNamespace(ctx, b.cfg.namespace)
 }
 
+// Name is the backend's name, Name.
 func (b *Backend) Name() string { return Name }
 
+// Close closes the connection to containerd.
 func (b *Backend) Close() error { return b.cli.Close() }
 
-// Capabilities: see the package doc's matrix.
+// Capabilities reports what the backend supports (the package doc's matrix).
 func (b *Backend) Capabilities() backends.Capabilities { return daemonless.Capabilities(b) }
 
 // RemoteMode reports whether EnvRemote turned remote mode on.

@@ -47,7 +47,7 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	if host == "" {
 		host = HostFromEnv(c.environ)
 	}
-	cli, err := client.New(client.WithHost(host), client.WithAPIVersionNegotiation(), client.WithHTTPResponseHook(noteEventsAnswer))
+	cli, err := client.New(client.WithHost(host), client.WithHTTPResponseHook(noteEventsAnswer)) // negotiates the API version by default
 	if err != nil {
 		return nil, fmt.Errorf("docker client for %s: %w: %w", host, errdefs.ErrInvalidArgument, err)
 	}

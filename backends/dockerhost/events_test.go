@@ -163,7 +163,7 @@ func TestAttach(t *testing.T) {
 	// semantics) before the output arrives.
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	go io.WriteString(pw, "hi\n")
+	go func() { _, _ = io.WriteString(pw, "hi\n") }() // fails only once the pipe is closed at the end
 	var out, errOut bytes.Buffer
 	err := b.Attach(ctx, c.ID, backends.AttachOptions{Stdin: pr, Stdout: &out, Stderr: &errOut, Stream: true})
 	if err != nil || out.String() != "got hi\n" || errOut.String() != "oops\n" {

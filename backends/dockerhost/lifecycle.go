@@ -64,7 +64,7 @@ func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) e
 	w := b.cli.ContainerWait(waitCtx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	select {
 	case <-w.Result:
-	case <-w.Error:
+	case <-w.Error: //nolint:errcheck // the grace ran out (or ctx ended, checked next): Stop follows
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -234,7 +234,7 @@ func portBindings(pm network.PortMap) []backends.PortBinding {
 	for port, binds := range pm {
 		for _, b := range binds {
 			var hp int
-			fmt.Sscanf(b.HostPort, "%d", &hp)
+			_, _ = fmt.Sscanf(b.HostPort, "%d", &hp) // none published (empty): 0
 			out = append(out, backends.PortBinding{HostIP: addr(b.HostIP), HostPort: hp, ContainerPort: int(port.Num()), Protocol: string(port.Proto())})
 		}
 	}

@@ -190,7 +190,7 @@ func TestEnsureNetworkConcurrent(t *testing.T) {
 			if n.ID != ids[0] || n.Labels["tier"] != "x" || n.Labels["extra"] != "y" || len(n.Subnets) != 1 {
 				t.Fatalf("network: %+v", n)
 			}
-			if tc.subnets != nil && n.Subnets[0] != tc.subnets[0] {
+			if len(tc.subnets) > 0 && n.Subnets[0] != tc.subnets[0] {
 				t.Fatalf("subnet: %+v", n.Subnets)
 			}
 			again, err := bs[0].EnsureNetwork(ctx, ns)

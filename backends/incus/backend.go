@@ -88,7 +88,7 @@ func (b *Backend) ociMode() bool {
 	return b.info != nil && slices.Contains(b.info.APIExtensions, extOCI)
 }
 
-// Capabilities: see the package doc's matrix.
+// Capabilities reports what the backend supports (the package doc's matrix).
 func (b *Backend) Capabilities() backends.Capabilities {
 	c := capabilitiesFor(b.ociMode())
 	c.Features = backends.FeaturesOf(b)

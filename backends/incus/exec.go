@@ -121,7 +121,7 @@ func (b *Backend) execOnce(ctx context.Context, name string, post execPost, s st
 	conns, err := b.dialExec(wctx, op.ID, meta.Fds, post.Interactive)
 	defer func() {
 		for _, c := range conns {
-			c.CloseNow()
+			_ = c.CloseNow() // cleanup: the exec's outcome is already known
 		}
 	}()
 	if err != nil {

@@ -65,7 +65,7 @@ func TestOutputAfterHangup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
+	defer func() { _ = ws.CloseNow() }()
 	select {
 	case <-hungUp:
 	case <-ctx.Done():

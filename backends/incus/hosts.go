@@ -54,13 +54,12 @@ func infoOf(in instance) (hostsInfo, bool) {
 func hostsFile(self hostsInfo, all []hostsInfo) []byte {
 	var b strings.Builder
 	b.WriteString(hostsHeader)
-	for _, n := range self.nics {
+	if len(self.nics) > 0 {
 		names := []string{self.hostname}
 		if self.hostname != self.name {
 			names = append(names, self.name)
 		}
-		fmt.Fprintf(&b, "%s\t%s\n", n.IP, strings.Join(names, " "))
-		break
+		fmt.Fprintf(&b, "%s\t%s\n", self.nics[0].IP, strings.Join(names, " "))
 	}
 	for _, e := range self.extra {
 		fmt.Fprintf(&b, "%s\t%s\n", e.IP, e.Host)

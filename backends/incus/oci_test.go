@@ -238,30 +238,31 @@ func TestOCIModeRecorded(t *testing.T) {
 		}
 		return data
 	}
+	// A failed write to the client shows as the client's error.
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /1.0", func(w http.ResponseWriter, r *http.Request) { w.Write(read("server.json")) })
-	mux.HandleFunc("GET /1.0/profiles/default", func(w http.ResponseWriter, r *http.Request) { w.Write(read("profile-default.json")) })
-	mux.HandleFunc("GET /1.0/networks/cornus", func(w http.ResponseWriter, r *http.Request) { w.Write(read("network-cornus.json")) })
+	mux.HandleFunc("GET /1.0", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(read("server.json")) })
+	mux.HandleFunc("GET /1.0/profiles/default", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(read("profile-default.json")) })
+	mux.HandleFunc("GET /1.0/networks/cornus", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(read("network-cornus.json")) })
 	mux.HandleFunc("GET /1.0/networks/{name}", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
-		w.Write([]byte(`{"type":"error","error_code":404,"error":"Network not found"}`))
+		_, _ = w.Write([]byte(`{"type":"error","error_code":404,"error":"Network not found"}`))
 	})
 	mux.HandleFunc("GET /1.0/instances", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"type":"sync","status":"Success","status_code":200,"metadata":[]}`))
+		_, _ = w.Write([]byte(`{"type":"sync","status":"Success","status_code":200,"metadata":[]}`))
 	})
 	mux.HandleFunc("GET /1.0/instances/{name}", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		if posted == nil {
 			w.WriteHeader(http.StatusNotFound)
-			w.Write(read("instance-missing.json"))
+			_, _ = w.Write(read("instance-missing.json"))
 			return
 		}
 		var env map[string]any
 		_ = json.Unmarshal(read("instance.json"), &env)
 		meta := env["metadata"].(map[string]any)
 		meta["name"], meta["config"], meta["devices"] = posted.Name, posted.Config, posted.Devices
-		json.NewEncoder(w).Encode(env)
+		_ = json.NewEncoder(w).Encode(env)
 	})
 	mux.HandleFunc("POST /1.0/instances", func(w http.ResponseWriter, r *http.Request) {
 		var body instancesPost
@@ -273,15 +274,15 @@ func TestOCIModeRecorded(t *testing.T) {
 		posted = &body
 		mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
-		w.Write(read("instances-post.json"))
+		_, _ = w.Write(read("instances-post.json"))
 	})
-	mux.HandleFunc("GET /1.0/operations/{id}/wait", func(w http.ResponseWriter, r *http.Request) { w.Write(read("operation-wait.json")) })
+	mux.HandleFunc("GET /1.0/operations/{id}/wait", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(read("operation-wait.json")) })
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(l)
+	go func() { _ = srv.Serve(l) }() // ErrServerClosed at cleanup
 	t.Cleanup(func() { srv.Close() })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

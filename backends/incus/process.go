@@ -69,9 +69,10 @@ func (b *Backend) Top(ctx context.Context, id string, psArgs string) (backends.P
 		if len(f) < len(p.Titles) {
 			continue
 		}
+		// The last column (the command) keeps its spaces.
 		last := len(p.Titles) - 1
-		row := append(f[:last:last], strings.Join(f[last:], " "))
-		p.Processes = append(p.Processes, row)
+		f[last] = strings.Join(f[last:], " ")
+		p.Processes = append(p.Processes, f[:last+1])
 	}
 	return p, nil
 }

@@ -100,6 +100,7 @@ func (b *Backend) ensureNamespace(ctx context.Context) error {
 	return fmt.Errorf("kubernetes backend: cluster at %s (%s) unreachable: %v: %w", b.rest.Host, b.source, err, errdefs.ErrUnavailable)
 }
 
+// Name is the backend's name, Name.
 func (b *Backend) Name() string { return Name }
 
 // Close releases nothing: the clients hold no long-lived connections.
@@ -111,7 +112,7 @@ func (b *Backend) Namespace() string { return b.cfg.namespace }
 // RemoteMode reports whether EnvRemote turned remote mode on.
 func (b *Backend) RemoteMode() (bool, string) { return b.cfg.remote, EnvRemote }
 
-// Capabilities: see the package doc's matrix.
+// Capabilities reports what the backend supports (the package doc's matrix).
 func (b *Backend) Capabilities() backends.Capabilities {
 	c := capabilities(b.cfg)
 	c.Features = backends.FeaturesOf(b)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/httpstream" //nolint:staticcheck // client-go v0.37 (transport/spdy, tools/portforward) still uses these types and errors; k8s.io/streaming is only indirect
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/httpstream" //nolint:staticcheck // client-go v0.37 (transport/spdy, tools/portforward) still uses these types and errors; k8s.io/streaming is only indirect
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 
@@ -81,7 +81,7 @@ type forwardConn struct {
 
 func (f *forwardConn) fail(err error) {
 	f.err.Store(&err)
-	f.data.Reset()
+	_ = f.data.Reset() // best effort: the stored error is what Read reports
 }
 
 func (f *forwardConn) Read(p []byte) (int, error) {
@@ -98,7 +98,7 @@ func (f *forwardConn) Write(p []byte) (int, error) { return f.data.Write(p) }
 func (f *forwardConn) CloseWrite() error { return f.data.Close() }
 
 func (f *forwardConn) Close() error {
-	f.data.Reset()
+	_ = f.data.Reset() // best effort: closing the connection ends the stream too
 	return f.conn.Close()
 }
 

@@ -41,8 +41,9 @@ const (
 // workloadName is the Deployment's or Job's name.
 func workloadName(project, app string) string { return dnsLabel(project+"-"+app, 63) }
 
-// FitsWorkload: Deployments restart every container, and all replicas of
-// a template share its host ports.
+// FitsWorkload reports why w cannot run as a Deployment, "" when it can:
+// Deployments restart every container, and all replicas of a template
+// share its host ports.
 func (b *Backend) FitsWorkload(w backends.WorkloadSpec) string {
 	cs := w.Template
 	switch {
@@ -151,7 +152,7 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 	case same:
 		// Scaled, or replicas were stopped: the spec's number runs; on a
 		// scale down the highest numbers go, as docker compose's do.
-		if err = b.markSurplus(ctx, cur, w.Replicas); err != nil {
+		if err := b.markSurplus(ctx, cur, w.Replicas); err != nil {
 			return backends.WorkloadResult{}, err
 		}
 		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {

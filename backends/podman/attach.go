@@ -53,7 +53,7 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 	if o.Resize != nil && tty {
 		go followResize(done, o.Resize, func(s backends.TermSize) error {
 			rq := url.Values{"h": {strconv.FormatUint(uint64(s.Height), 10)}, "w": {strconv.FormatUint(uint64(s.Width), 10)}}
-			_, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "resize"), query: rq}, nil)
+			err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "resize"), query: rq}, nil)
 			return err
 		})
 	}

@@ -70,7 +70,7 @@ func (b *Backend) Endpoint() string { return b.cli.ep().String() }
 
 // Ping checks that podman answers; the error is Unavailable when it does not.
 func (b *Backend) Ping(ctx context.Context) error {
-	_, err := b.cli.call(ctx, request{method: "GET", path: "/_ping"}, nil)
+	err := b.cli.call(ctx, request{method: "GET", path: "/_ping"}, nil)
 	if err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
@@ -112,9 +112,9 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Capabilities: see the package doc's matrix. What depends on the daemon
-// (who schedules healthchecks, rootless limits) is read from its info once
-// it answered.
+// Capabilities reports what the backend supports (the package doc's
+// matrix). What depends on the daemon (who schedules healthchecks, rootless
+// limits) is read from its info once it answered.
 func (b *Backend) Capabilities() backends.Capabilities {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -166,7 +166,7 @@ func (b *Backend) hostInfo(ctx context.Context) (*hostInfo, error) {
 		return nil, fmt.Errorf("podman at %s: info not available yet: %w", b.Endpoint(), errdefs.ErrUnavailable)
 	}
 	var info hostInfo
-	if _, err := b.cli.call(ctx, request{method: "GET", path: "/info"}, &info); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: "/info"}, &info); err != nil {
 		b.infoTried = time.Now()
 		return nil, fmt.Errorf("podman info: %w", err)
 	}

@@ -132,20 +132,20 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 	return nil, apiError(resp)
 }
 
-// call sends r, decodes a JSON answer into out (when not nil) and reports
-// whether podman answered 304 Not Modified.
-func (c *client) call(ctx context.Context, r request, out any) (notModified bool, err error) {
+// call sends r and decodes a JSON answer into out (when not nil); a 304
+// Not Modified answer (already stopped, ...) is no error.
+func (c *client) call(ctx context.Context, r request, out any) error {
 	resp, err := c.do(ctx, r)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
-		return true, nil
+		return nil
 	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return false, nil
+		return nil
 	}
 	if err := decodeJSON(resp.Body, out); err != nil {
 		var syntax *json.SyntaxError
@@ -153,9 +153,9 @@ func (c *client) call(ctx context.Context, r request, out any) (notModified bool
 		if !errors.As(err, &syntax) && !errors.As(err, &typ) && !errdefs.IsResourceExhausted(err) {
 			err = c.transportError(ctx, err) // the answer broke off: podman went away
 		}
-		return false, fmt.Errorf("read %s %s answer: %w", r.method, r.path, err)
+		return fmt.Errorf("read %s %s answer: %w", r.method, r.path, err)
 	}
-	return false, nil
+	return nil
 }
 
 // decodeJSON decodes one bounded JSON value.

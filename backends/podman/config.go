@@ -120,7 +120,8 @@ func parseEndpoint(s string) (endpoint, error) {
 	switch u.Scheme {
 	case "unix":
 		p := u.Path
-		if u.Host != "" { // unix://relative/path is not a path
+		// A host (as in unix://relative/path) means the path is relative.
+		if u.Host != "" {
 			return endpoint{}, fmt.Errorf("%s=%q: want unix:///absolute/path: %w", EnvSocket, s, errdefs.ErrInvalidArgument)
 		}
 		if !filepath.IsAbs(p) {

@@ -48,7 +48,7 @@ func (b *Backend) CopyFrom(ctx context.Context, id, p string) (io.ReadCloser, ba
 // tar names (as Docker's API does by default; podman's default gives
 // everything to the container's user).
 func (b *Backend) CopyTo(ctx context.Context, id, dir string, tar io.Reader) error {
-	_, err := b.cli.call(ctx, request{
+	err := b.cli.call(ctx, request{
 		method: "PUT", path: "/containers/" + url.PathEscape(id) + "/archive", query: url.Values{"path": {dir}, "copyUIDGID": {"false"}},
 		body: tar, header: http.Header{"Content-Type": {"application/x-tar"}},
 	}, nil)

@@ -57,9 +57,9 @@ func (b *Backend) createContainer(ctx context.Context, cs backends.ContainerSpec
 		return "", err
 	}
 	var res createResponse
-	_, err = b.cli.call(ctx, request{method: "POST", path: "/containers/create", body: sg}, &res)
+	err = b.cli.call(ctx, request{method: "POST", path: "/containers/create", body: sg}, &res)
 	if err != nil && b.freeStorageName(ctx, cs.Name, err) {
-		_, err = b.cli.call(ctx, request{method: "POST", path: "/containers/create", body: sg}, &res)
+		err = b.cli.call(ctx, request{method: "POST", path: "/containers/create", body: sg}, &res)
 	}
 	if err != nil {
 		return "", explainCreate(cs, o, err)
@@ -81,7 +81,7 @@ func (b *Backend) freeStorageName(ctx context.Context, name string, createErr er
 		return false
 	}
 	q := url.Values{"force": {"true"}}
-	_, err := b.cli.call(ctx, request{method: "DELETE", path: containerPath(name, ""), query: q}, nil)
+	err := b.cli.call(ctx, request{method: "DELETE", path: containerPath(name, ""), query: q}, nil)
 	return err == nil || errdefs.IsNotFound(err)
 }
 
@@ -252,7 +252,7 @@ func (b *Backend) createAnonymousVolume(ctx context.Context, container string, v
 	if body.Driver == "" {
 		body.Driver = "local"
 	}
-	if _, err := b.cli.call(ctx, request{method: "POST", path: "/volumes/create", body: body}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: "/volumes/create", body: body}, nil); err != nil {
 		return "", fmt.Errorf("create volume %s: %w", name, err)
 	}
 	return name, nil
@@ -284,7 +284,7 @@ func (b *Backend) defaultUlimits(ctx context.Context, image string) ([]backends.
 		Command: &[]string{"true"}, NetNS: &namespace{NSMode: "none"},
 	}
 	var res createResponse
-	if _, err := b.cli.call(ctx, request{method: "POST", path: "/containers/create", body: probe}, &res); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: "/containers/create", body: probe}, &res); err != nil {
 		return nil, fmt.Errorf("learn the service's default ulimits: %w", err)
 	}
 	d, err := b.inspect(ctx, res.ID)

@@ -46,7 +46,7 @@ func TestEventsReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !inOrder(got, want) || time.Now().Before(until) {
-				t.Fatalf("replay %v (ended %v before until), want %v in order", got, until.Sub(time.Now()), want)
+				t.Fatalf("replay %v (ended %v before until), want %v in order", got, time.Until(until), want)
 			}
 		})
 	}

@@ -29,7 +29,7 @@ func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 		Cmd: o.Cmd, Env: o.Env, User: o.User, WorkingDir: o.WorkingDir, Privileged: o.Privileged, Tty: o.TTY,
 		AttachStdin: o.Stdin != nil, AttachStdout: true, AttachStderr: true,
 	}
-	if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "exec"), body: body}, &created); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "exec"), body: body}, &created); err != nil {
 		return -1, fmt.Errorf("exec in container %s: %w", id, err)
 	}
 	execID := created.ID
@@ -74,7 +74,7 @@ func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 
 func (b *Backend) resizeExec(ctx context.Context, execID string, s backends.TermSize) error {
 	q := url.Values{"h": {strconv.FormatUint(uint64(s.Height), 10)}, "w": {strconv.FormatUint(uint64(s.Width), 10)}}
-	_, err := b.cli.call(ctx, request{method: "POST", path: "/exec/" + url.PathEscape(execID) + "/resize", query: q}, nil)
+	err := b.cli.call(ctx, request{method: "POST", path: "/exec/" + url.PathEscape(execID) + "/resize", query: q}, nil)
 	return err
 }
 
@@ -82,7 +82,7 @@ func (b *Backend) resizeExec(ctx context.Context, execID string, s backends.Term
 func (b *Backend) execExitCode(ctx context.Context, execID string) (int, error) {
 	for delay := 5 * time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
 		var res execInspect
-		if _, err := b.cli.call(ctx, request{method: "GET", path: "/exec/" + url.PathEscape(execID) + "/json"}, &res); err != nil {
+		if err := b.cli.call(ctx, request{method: "GET", path: "/exec/" + url.PathEscape(execID) + "/json"}, &res); err != nil {
 			return -1, fmt.Errorf("inspect exec %s: %w", execID, err)
 		}
 		if !res.Running {

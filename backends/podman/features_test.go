@@ -430,7 +430,7 @@ func TestNameConflict(t *testing.T) {
 func TestRootless(t *testing.T) {
 	b, ctx := setup(t)
 	var info hostInfo
-	if _, err := b.cli.call(ctx, request{method: "GET", path: "/info"}, &info); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: "/info"}, &info); err != nil {
 		t.Fatal(err)
 	}
 	rootless, err := b.Rootless(ctx)

@@ -163,7 +163,7 @@ func (d *driver) run(ctx context.Context) {
 	var unreachable time.Time
 	for {
 		var ins containerInspect
-		_, err := d.cli.call(ctx, request{method: "GET", path: containerPath(d.id, "json")}, &ins)
+		err := d.cli.call(ctx, request{method: "GET", path: containerPath(d.id, "json")}, &ins)
 		now := time.Now()
 		switch {
 		case ctx.Err() != nil:
@@ -211,7 +211,7 @@ func (d *driver) run(ctx context.Context) {
 func (d *driver) probe(ctx context.Context, timeout time.Duration) error {
 	pctx, cancel := context.WithTimeout(ctx, timeout+probeSlack)
 	defer cancel()
-	_, err := d.cli.call(pctx, request{method: "GET", path: containerPath(d.id, "healthcheck")}, nil)
+	err := d.cli.call(pctx, request{method: "GET", path: containerPath(d.id, "healthcheck")}, nil)
 	return err
 }
 

@@ -47,7 +47,7 @@ func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image,
 
 func (b *Backend) inspectImage(ctx context.Context, ref string) (imageInspect, error) {
 	var r imageInspect
-	if _, err := b.cli.call(ctx, request{method: "GET", path: imagePath(ref, "json")}, &r); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: imagePath(ref, "json")}, &r); err != nil {
 		return r, fmt.Errorf("inspect image %s: %w", ref, err)
 	}
 	return r, nil
@@ -56,7 +56,7 @@ func (b *Backend) inspectImage(ctx context.Context, ref string) (imageInspect, e
 // ListImages returns every local image.
 func (b *Backend) ListImages(ctx context.Context) ([]backends.Image, error) {
 	var list []imageSummary
-	if _, err := b.cli.call(ctx, request{method: "GET", path: "/images/json"}, &list); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: "/images/json"}, &list); err != nil {
 		return nil, fmt.Errorf("list images: %w", err)
 	}
 	out := make([]backends.Image, 0, len(list))
@@ -75,7 +75,7 @@ func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error
 		Errors []string `json:"Errors"`
 	}
 	q := url.Values{"force": {strconv.FormatBool(force)}}
-	if _, err := b.cli.call(ctx, request{method: "DELETE", path: strings.TrimSuffix(imagePath(ref, ""), "/"), query: q}, &report); err != nil {
+	if err := b.cli.call(ctx, request{method: "DELETE", path: strings.TrimSuffix(imagePath(ref, ""), "/"), query: q}, &report); err != nil {
 		return fmt.Errorf("remove image %s: %w", ref, err)
 	}
 	if len(report.Errors) > 0 {
@@ -93,7 +93,7 @@ func (b *Backend) LoadImage(ctx context.Context, tar io.Reader) ([]string, error
 		Names []string `json:"Names"`
 	}
 	r := request{method: "POST", path: "/images/load", body: tar, header: http.Header{"Content-Type": {"application/x-tar"}}}
-	if _, err := b.cli.call(ctx, r, &res); err != nil {
+	if err := b.cli.call(ctx, r, &res); err != nil {
 		return nil, fmt.Errorf("load image: %w", err)
 	}
 	return familiarAll(res.Names), nil

@@ -33,7 +33,7 @@ func containerPath(id, verb string) string {
 // it is) and, where podman cannot schedule healthchecks (no systemd), the
 // container's healthcheck driver (health.go).
 func (b *Backend) Start(ctx context.Context, id string) error {
-	if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "start")}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "start")}, nil); err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
 	if err := b.driveHealth(ctx, id); err != nil {
@@ -95,7 +95,7 @@ func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) e
 	if timeout != nil {
 		q.Set("timeout", strconv.Itoa(seconds(*timeout)))
 	}
-	_, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "stop"), query: q}, nil)
+	err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "stop"), query: q}, nil)
 	return err
 }
 
@@ -124,7 +124,7 @@ func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions
 		if o.Timeout != nil {
 			q.Set("t", strconv.Itoa(seconds(*o.Timeout)))
 		}
-		if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "restart"), query: q}, nil); err != nil {
+		if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "restart"), query: q}, nil); err != nil {
 			return fmt.Errorf("restart container %s: %w", id, err)
 		}
 	}
@@ -143,7 +143,7 @@ func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
 	if n, ok := spec.ParseSignal(signal); ok {
 		signal = spec.SignalName(n)
 	}
-	_, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "kill"), query: url.Values{"signal": {signal}}}, nil)
+	err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "kill"), query: url.Values{"signal": {signal}}}, nil)
 	if err != nil {
 		if strings.Contains(err.Error(), "can only kill running containers") && !errdefs.IsConflict(err) {
 			err = fmt.Errorf("%w: %w", err, errdefs.ErrConflict)
@@ -155,7 +155,7 @@ func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
 
 // Pause freezes a container.
 func (b *Backend) Pause(ctx context.Context, id string) error {
-	if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "pause")}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "pause")}, nil); err != nil {
 		return fmt.Errorf("pause container %s: %w", id, err)
 	}
 	return nil
@@ -163,7 +163,7 @@ func (b *Backend) Pause(ctx context.Context, id string) error {
 
 // Unpause thaws a container.
 func (b *Backend) Unpause(ctx context.Context, id string) error {
-	if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "unpause")}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "unpause")}, nil); err != nil {
 		return fmt.Errorf("unpause container %s: %w", id, err)
 	}
 	return nil
@@ -171,7 +171,7 @@ func (b *Backend) Unpause(ctx context.Context, id string) error {
 
 // Rename renames a container.
 func (b *Backend) Rename(ctx context.Context, id, name string) error {
-	if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "rename"), query: url.Values{"name": {name}}}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "rename"), query: url.Values{"name": {name}}}, nil); err != nil {
 		return fmt.Errorf("rename container %s to %s: %w", id, name, err)
 	}
 	return nil
@@ -208,7 +208,7 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 		q.Set("volumes", "true") // podman 4.3's name for it
 	}
 	var reports []rmReport
-	if _, err := b.cli.call(ctx, request{method: "DELETE", path: containerPath(id, ""), query: q}, &reports); err != nil {
+	if err := b.cli.call(ctx, request{method: "DELETE", path: containerPath(id, ""), query: q}, &reports); err != nil {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	for _, r := range reports {
@@ -268,7 +268,7 @@ func (b *Backend) waitExit(ctx context.Context, id string) (int, error) {
 	}
 	var code int
 	q := url.Values{"condition": {"stopped", "exited"}}
-	if _, err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "wait"), query: q}, &code); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "wait"), query: q}, &code); err != nil {
 		return -1, err
 	}
 	return code, nil

@@ -29,7 +29,7 @@ func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.
 		q.Set("filters", filters(map[string][]string{"label": labelFilters(o.Labels)}))
 	}
 	var entries []containerListEntry
-	if _, err := b.cli.call(ctx, request{method: "GET", path: "/containers/json", query: q}, &entries); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: "/containers/json", query: q}, &entries); err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
 	out := make([]backends.Container, len(entries))
@@ -150,7 +150,7 @@ func (b *Backend) Inspect(ctx context.Context, id string) (backends.ContainerDet
 
 func (b *Backend) inspect(ctx context.Context, id string) (containerInspect, error) {
 	var d containerInspect
-	_, err := b.cli.call(ctx, request{method: "GET", path: containerPath(id, "json")}, &d)
+	err := b.cli.call(ctx, request{method: "GET", path: containerPath(id, "json")}, &d)
 	return d, err
 }
 

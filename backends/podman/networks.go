@@ -61,7 +61,7 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	// container or network going away concurrently) fails the create with
 	// "no such network interface". That is transient: try again.
 	for try := 0; ; try++ {
-		_, err = b.cli.call(ctx, request{method: "POST", path: "/networks/create", body: body}, &created)
+		err = b.cli.call(ctx, request{method: "POST", path: "/networks/create", body: body}, &created)
 		if err == nil || try == 4 || !strings.Contains(err.Error(), "no such network interface") || ctx.Err() != nil {
 			break
 		}
@@ -159,7 +159,7 @@ func oldestNetwork(ns []networkResource) networkResource {
 
 func (b *Backend) inspectNetwork(ctx context.Context, name string) (networkResource, error) {
 	var r networkResource
-	if _, err := b.cli.call(ctx, request{method: "GET", path: networkPath(name, "json")}, &r); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: networkPath(name, "json")}, &r); err != nil {
 		return r, fmt.Errorf("inspect network %s: %w", name, err)
 	}
 	return r, nil
@@ -171,7 +171,7 @@ func (b *Backend) listNetworks(ctx context.Context, labels map[string]string) ([
 		q.Set("filters", filters(map[string][]string{"label": labelFilters(labels)}))
 	}
 	var list []networkResource
-	if _, err := b.cli.call(ctx, request{method: "GET", path: "/networks/json", query: q}, &list); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: "/networks/json", query: q}, &list); err != nil {
 		return nil, fmt.Errorf("list networks: %w", err)
 	}
 	// As for volumes: every label filter must match, whatever podman's
@@ -216,7 +216,7 @@ type nameReport struct {
 // RemoveNetwork deletes a network by ID or name.
 func (b *Backend) RemoveNetwork(ctx context.Context, id string) error {
 	var reports []nameReport
-	if _, err := b.cli.call(ctx, request{method: "DELETE", path: networkPath(id, "")}, &reports); err != nil {
+	if err := b.cli.call(ctx, request{method: "DELETE", path: networkPath(id, "")}, &reports); err != nil {
 		return fmt.Errorf("remove network %s: %w", id, err)
 	}
 	for _, r := range reports {
@@ -233,7 +233,7 @@ func (b *Backend) Connect(ctx context.Context, network, container string, aliase
 		Container string   `json:"container"`
 		Aliases   []string `json:"aliases,omitempty"`
 	}{container, aliases}
-	if _, err := b.cli.call(ctx, request{method: "POST", path: networkPath(network, "connect"), body: body}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: networkPath(network, "connect"), body: body}, nil); err != nil {
 		return fmt.Errorf("connect container %s to network %s: %w", container, network, err)
 	}
 	return nil
@@ -245,7 +245,7 @@ func (b *Backend) Disconnect(ctx context.Context, network, container string, for
 		Container string `json:"container"`
 		Force     bool   `json:"force,omitempty"`
 	}{container, force}
-	if _, err := b.cli.call(ctx, request{method: "POST", path: networkPath(network, "disconnect"), body: body}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: networkPath(network, "disconnect"), body: body}, nil); err != nil {
 		return fmt.Errorf("disconnect container %s from network %s: %w", container, network, err)
 	}
 	return nil

@@ -20,7 +20,7 @@ func (b *Backend) Top(ctx context.Context, id string, psArgs string) (backends.P
 		q.Set("ps_args", psArgs)
 	}
 	var p backends.Processes
-	if _, err := b.cli.call(ctx, request{method: "GET", path: containerPath(id, "top"), query: q}, &p); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: containerPath(id, "top"), query: q}, &p); err != nil {
 		return backends.Processes{}, fmt.Errorf("top of container %s: %w", id, err)
 	}
 	return splitColumns(p), nil
@@ -76,7 +76,7 @@ type statsReport struct {
 func (b *Backend) Stats(ctx context.Context, id string) (backends.Stats, error) {
 	var r statsReport
 	q := url.Values{"containers": {id}, "stream": {"false"}}
-	_, err := b.cli.call(ctx, request{method: "GET", path: "/containers/stats", query: q}, &r)
+	err := b.cli.call(ctx, request{method: "GET", path: "/containers/stats", query: q}, &r)
 	if err == nil && r.Error != nil && r.Error.Message != "" {
 		err = fmt.Errorf("%s: %w", r.Error.Message, classify(500, r.Error.Message))
 	}

@@ -107,7 +107,7 @@ func (s *service) awaitReady(ctx context.Context) error {
 	deadline := time.After(serviceReadyTimeout)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := cli.call(pctx, request{method: "GET", path: "/_ping"}, nil)
+		err := cli.call(pctx, request{method: "GET", path: "/_ping"}, nil)
 		cancel()
 		if err == nil {
 			return nil

@@ -101,7 +101,7 @@ func mapStorage(cs backends.ContainerSpec, o buildOptions, s *specGenerator) err
 // * for any number.
 func deviceRuleOf(r string) (deviceRule, error) {
 	f := strings.Fields(r)
-	if len(f) != 3 || !strings.Contains("abc", f[0]) || len(f[0]) != 1 {
+	if len(f) != 3 || !slices.Contains([]string{"a", "b", "c"}, f[0]) {
 		return deviceRule{}, fmt.Errorf("%q is not 'TYPE MAJOR:MINOR ACCESS' (TYPE a, b or c)", r)
 	}
 	maj, mnr, ok := strings.Cut(f[1], ":")

@@ -55,7 +55,7 @@ func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (back
 	labels[backends.LabelProject], labels[backends.LabelVolume] = v.Project, v.Key
 	body := volumeResource{Name: name, Driver: cmp.Or(v.Volume.Driver, "local"), Options: maps.Clone(v.Volume.DriverOpts), Label: labels}
 	var created volumeResource
-	if _, err := b.cli.call(ctx, request{method: "POST", path: "/volumes/create", body: body}, &created); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: "/volumes/create", body: body}, &created); err != nil {
 		if errdefs.IsConflict(err) || strings.Contains(err.Error(), "already exists") {
 			return b.adoptVolume(ctx, name, v.Project) // made meanwhile by another process
 		}
@@ -86,7 +86,7 @@ func (b *Backend) ensureNamedVolume(ctx context.Context, name string) (volumeRes
 		return r, err
 	}
 	var created volumeResource
-	if _, err := b.cli.call(ctx, request{method: "POST", path: "/volumes/create", body: volumeResource{Name: name, Driver: "local"}}, &created); err != nil {
+	if err := b.cli.call(ctx, request{method: "POST", path: "/volumes/create", body: volumeResource{Name: name, Driver: "local"}}, &created); err != nil {
 		if errdefs.IsConflict(err) || strings.Contains(err.Error(), "already exists") {
 			return b.inspectVolume(ctx, name)
 		}
@@ -97,7 +97,7 @@ func (b *Backend) ensureNamedVolume(ctx context.Context, name string) (volumeRes
 
 func (b *Backend) inspectVolume(ctx context.Context, name string) (volumeResource, error) {
 	var r volumeResource
-	if _, err := b.cli.call(ctx, request{method: "GET", path: volumePath(name) + "/json"}, &r); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: volumePath(name) + "/json"}, &r); err != nil {
 		return r, fmt.Errorf("inspect volume %s: %w", name, err)
 	}
 	return r, nil
@@ -109,7 +109,7 @@ func (b *Backend) listVolumes(ctx context.Context, labels map[string]string) ([]
 		q.Set("filters", filters(map[string][]string{"label": labelFilters(labels)}))
 	}
 	var list []volumeResource
-	if _, err := b.cli.call(ctx, request{method: "GET", path: "/volumes/json", query: q}, &list); err != nil {
+	if err := b.cli.call(ctx, request{method: "GET", path: "/volumes/json", query: q}, &list); err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
 	}
 	// Podman 4.3 matches a volume that has any of several label filters:
@@ -142,7 +142,7 @@ func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]ba
 // volume, which Docker's never does.
 func (b *Backend) RemoveVolume(ctx context.Context, name string, force bool) error {
 	_ = force
-	if _, err := b.cli.call(ctx, request{method: "DELETE", path: volumePath(name)}, nil); err != nil {
+	if err := b.cli.call(ctx, request{method: "DELETE", path: volumePath(name)}, nil); err != nil {
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}
 	return nil

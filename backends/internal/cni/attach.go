@@ -154,7 +154,7 @@ func (m *Manager) attach(ctx context.Context, o AttachOptions) (AttachResult, er
 		return AttachResult{}, err
 	}
 	for _, p := range requiredPlugins() {
-		if _, err := m.findPlugin(p); err != nil {
+		if err := m.findPlugin(p); err != nil {
 			return AttachResult{}, err
 		}
 	}

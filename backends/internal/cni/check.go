@@ -19,7 +19,7 @@ const installHint = `install them with "apt-get install -y containernetworking-p
 // FailedPrecondition that says what to install.
 func (m *Manager) Check() error {
 	for _, p := range requiredPlugins() {
-		if _, err := m.findPlugin(p); err != nil {
+		if err := m.findPlugin(p); err != nil {
 			return err
 		}
 	}
@@ -27,15 +27,14 @@ func (m *Manager) Check() error {
 	return err
 }
 
-// findPlugin returns the first executable called name in the plugin dirs.
-func (m *Manager) findPlugin(name string) (string, error) {
+// findPlugin fails unless an executable called name is in a plugin dir.
+func (m *Manager) findPlugin(name string) error {
 	for _, d := range m.pluginDirs {
-		p := filepath.Join(d, name)
-		if isExecutable(p) {
-			return p, nil
+		if isExecutable(filepath.Join(d, name)) {
+			return nil
 		}
 	}
-	return "", fmt.Errorf("cni: plugin %q not found in %s: %s: %w",
+	return fmt.Errorf("cni: plugin %q not found in %s: %s: %w",
 		name, strings.Join(m.pluginDirs, ":"), installHint, errdefs.ErrFailedPrecondition)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"testing"
 )
 
@@ -34,13 +35,12 @@ func TestParseQuery(t *testing.T) {
 	}
 	// A pointer to itself, and one pointing forward: loops refused.
 	for _, name := range [][]byte{{0xC0, 12}, {0xC0, 14, 0}} {
-		m := append(dnsQueryA(7, "x")[:12], name...)
-		m = append(m, 0, 1, 0, 1)
+		m := slices.Concat(dnsQueryA(7, "x")[:12], name, []byte{0, 1, 0, 1})
 		if q, _ := parseQuery(m); q.rcode != rcodeFormErr {
 			t.Errorf("name %x: rcode %d, want FORMERR", name, q.rcode)
 		}
 	}
-	odd := append(dnsQueryA(7, "x")[:12], 3, 'a', '.', 'b', 0, 0, 1, 0, 1)
+	odd := slices.Concat(dnsQueryA(7, "x")[:12], []byte{3, 'a', '.', 'b', 0, 0, 1, 0, 1})
 	if q, _ := parseQuery(odd); q.plain {
 		t.Errorf("label with a dot counted as plain: %+v", q)
 	}

@@ -255,7 +255,7 @@ func assertEmptyState(t *testing.T, m *Manager, networks ...string) {
 // bridgePorts lists the interfaces enslaved to bridge (host-side veths).
 func bridgePorts(t *testing.T, bridge string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join("/sys/class/net", bridge, "brif"))
+	ents, err := os.ReadDir("/sys/class/net/" + bridge + "/brif")
 	if err != nil {
 		t.Fatalf("bridge %s: %v", bridge, err)
 	}

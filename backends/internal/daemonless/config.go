@@ -73,9 +73,21 @@ func ReadConfig(name string, vars Vars, environ []string) (Config, map[string]st
 }
 
 // Paths under the data dir.
-func (c Config) RecordsDir() string            { return filepath.Join(c.DataDir, "records") }
-func (c Config) ContainersDir() string         { return filepath.Join(c.DataDir, "containers") }
+
+// RecordsDir holds the containers' records.
+func (c Config) RecordsDir() string { return filepath.Join(c.DataDir, "records") }
+
+// ContainersDir holds a directory per container.
+func (c Config) ContainersDir() string { return filepath.Join(c.DataDir, "containers") }
+
+// ContainerDir is the directory of container id.
 func (c Config) ContainerDir(id string) string { return filepath.Join(c.ContainersDir(), id) }
-func (c Config) VolumesDir() string            { return filepath.Join(c.DataDir, "volumes") }
-func (c Config) NetworksDir() string           { return filepath.Join(c.DataDir, "networks") }
-func (c Config) EventsDir() string             { return filepath.Join(c.DataDir, "events") }
+
+// VolumesDir holds the volumes.
+func (c Config) VolumesDir() string { return filepath.Join(c.DataDir, "volumes") }
+
+// NetworksDir holds the networks.
+func (c Config) NetworksDir() string { return filepath.Join(c.DataDir, "networks") }
+
+// EventsDir holds the events journal.
+func (c Config) EventsDir() string { return filepath.Join(c.DataDir, "events") }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -96,7 +97,7 @@ func (c *Core) hostSide(ctx context.Context, st *records.Container, build Build,
 	if err != nil {
 		return in, err
 	}
-	in.Mounts = append(mounts.Specs, fileMounts...)
+	in.Mounts = slices.Concat(mounts.Specs, fileMounts)
 	nw, err := host.Network(ctx, c.NetworkInput(*st), undo)
 	if err != nil {
 		return in, err

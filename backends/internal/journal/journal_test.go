@@ -34,7 +34,9 @@ func TestFollowHistoryThenLive(t *testing.T) {
 		})
 	}()
 	<-ready
-	j.Append(Event{Action: "die", ID: "c1"})
+	if err := j.Append(Event{Action: "die", ID: "c1"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +64,16 @@ func TestRotation(t *testing.T) {
 	}()
 	<-ready
 	for i := range n {
-		j.Append(Event{Action: "a", ID: fmt.Sprint(i), Labels: map[string]string{"pad": big}})
+		if err := j.Append(Event{Action: "a", ID: fmt.Sprint(i), Labels: map[string]string{"pad": big}}); err != nil {
+			t.Fatal(err)
+		}
 		if i%100 == 0 {
 			time.Sleep(2 * pollEvery) // let the follower keep up, as a reader would
 		}
 	}
-	j.Append(Event{Action: "last"})
+	if err := j.Append(Event{Action: "last"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,8 @@ func (s *Volumes) readVolume(name string) (volumeMeta, error) {
 	if err != nil {
 		return m, fmt.Errorf("volume %s: %w", name, err)
 	}
-	return m, json.Unmarshal(data, &m)
+	err = json.Unmarshal(data, &m)
+	return m, err
 }
 
 func (m volumeMeta) volume(dir string) backends.Volume {

@@ -63,7 +63,7 @@ func (m *monitor) stdinFor() (io.Reader, func(), error) {
 
 // attach serves one attach connection; the record answer was sent.
 func (m *monitor) attach(c net.Conn, req request) {
-	c.SetDeadline(time.Time{})
+	_ = c.SetDeadline(time.Time{}) // fails only on a closed connection, which the writes below see
 	out := m.hub.subscribe()
 	defer m.hub.unsubscribe(out)
 	if req.Stdin && m.rec.Supervision.OpenStdin {
@@ -82,7 +82,7 @@ func (m *monitor) attach(c net.Conn, req request) {
 			n := min(len(p), frameMax)
 			hdr[0] = ch.stream
 			binary.BigEndian.PutUint32(hdr[4:], uint32(n))
-			c.SetWriteDeadline(time.Now().Add(requestTimeout))
+			_ = c.SetWriteDeadline(time.Now().Add(requestTimeout)) // a failure shows in the Write
 			if _, err := c.Write(hdr[:]); err != nil {
 				return
 			}
@@ -106,7 +106,7 @@ func (m *monitor) copyStdin(c net.Conn) (closed bool) {
 			w := m.stdin
 			m.mu.Unlock()
 			if w != nil {
-				w.Write(buf[:n])
+				_, _ = w.Write(buf[:n]) // the run may have ended: its input is dropped
 			}
 		}
 		if err != nil {
@@ -155,7 +155,7 @@ func Attach(ctx context.Context, dir string, s AttachStreams) error {
 		return notRunning(dir, err)
 	}
 	defer c.Close()
-	defer context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })()
+	defer context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })()
 	if err := json.NewEncoder(c).Encode(request{Op: opAttach, Stdin: s.Stdin != nil}); err != nil {
 		return ctxErr(ctx, err)
 	}
@@ -172,8 +172,10 @@ func Attach(ctx context.Context, dir string, s AttachStreams) error {
 	}
 	if s.Stdin != nil {
 		go func() {
-			io.Copy(c, s.Stdin)
-			c.(*net.UnixConn).CloseWrite()
+			// Its end or failure ends our direction either way; a failed
+			// CloseWrite means the connection is gone, which the reads see.
+			_, _ = io.Copy(c, s.Stdin)
+			_ = c.(*net.UnixConn).CloseWrite()
 		}()
 	}
 	// The decoder may have read past the answer: the stream starts there,

@@ -74,7 +74,7 @@ func call(ctx context.Context, dir string, req request) (Record, bool, error) {
 	}
 	defer c.Close()
 	// A stop answers only once the container has exited: ctx bounds it.
-	defer context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })()
+	defer context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })()
 	var resp response
 	if err := json.NewEncoder(c).Encode(req); err != nil {
 		return Record{}, false, ctxErr(ctx, err)

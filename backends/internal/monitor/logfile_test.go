@@ -41,7 +41,9 @@ func TestLineWriterSplitsLines(t *testing.T) {
 	w := newLineWriter(StreamStderr, lf)
 	long := strings.Repeat("x", maxLineBytes+10)
 	for _, s := range []string{"a\nb", "c\n", long + "\n", "<tail> & more"} {
-		w.Write([]byte(s))
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.Flush()
 	if err := lf.Close(); err != nil {
@@ -74,7 +76,9 @@ func TestLogFileRotatesKeepingOneGeneration(t *testing.T) {
 	}
 	w := newLineWriter(StreamStdout, lf)
 	for i := range 50 {
-		w.Write([]byte(strings.Repeat("y", i%7) + "\n"))
+		if _, err := w.Write([]byte(strings.Repeat("y", i%7) + "\n")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	lf.Close()
 	for _, p := range []string{cur, old} {

@@ -199,8 +199,10 @@ func (r *entryReader) drain(fn func(line []byte) (bool, error)) (stop bool, err 
 		}
 		line := chunk
 		if len(r.partial) > 0 {
-			line = append(r.partial, chunk...)
+			// The partial line's buffer takes the rest of the line.
+			line = r.partial
 			r.partial = nil
+			line = append(line, chunk...)
 		} else {
 			line = append([]byte(nil), chunk...) // ReadSlice's buffer is reused
 		}

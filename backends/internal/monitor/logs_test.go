@@ -48,12 +48,16 @@ func TestLogsCaptureStreamsAndTimes(t *testing.T) {
 	}
 	out.Reset()
 	// The partial line is flushed at exit: surely the last entry.
-	Logs(context.Background(), p.dir, LogOptions{Tail: 1, Timestamps: true, Stdout: &out})
+	if err := Logs(context.Background(), p.dir, LogOptions{Tail: 1, Timestamps: true, Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z partial$`).MatchString(out.String()) {
 		t.Fatalf("tail 1 with timestamps: %q", out.String())
 	}
 	out.Reset()
-	Logs(context.Background(), p.dir, LogOptions{Tail: -1, Since: time.Now().Add(time.Hour), Stdout: &out})
+	if err := Logs(context.Background(), p.dir, LogOptions{Tail: -1, Since: time.Now().Add(time.Hour), Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
 	if out.Len() != 0 {
 		t.Fatalf("since the future: %q", out.String())
 	}
@@ -86,7 +90,9 @@ func TestLogsRotatedAtMaxSize(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	Logs(context.Background(), p.dir, LogOptions{Tail: 3, Stdout: &out})
+	if err := Logs(context.Background(), p.dir, LogOptions{Tail: 3, Stdout: &out}); err != nil {
+		t.Fatal(err)
+	}
 	if out.String() != "line58\nline59\nline60\n" {
 		t.Fatalf("tail 3 = %q", out.String())
 	}

@@ -66,7 +66,10 @@ func spawnerMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "spawn:", err)
 		return 1
 	}
-	json.NewEncoder(os.Stdout).Encode(r)
+	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+		fmt.Fprintln(os.Stderr, "spawner:", err)
+		return 1
+	}
 	return 0
 }
 
@@ -136,7 +139,7 @@ func (p *shProcess) Signal(sig syscall.Signal) error {
 }
 
 func (p *shProcess) Wait(context.Context) (Exit, error) {
-	p.cmd.Wait() // an exit status is no error here; the state says it
+	_ = p.cmd.Wait() // an exit status is no error here; the state says it
 	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
 		return Exit{}, errors.New("no wait status")
@@ -151,12 +154,12 @@ func (p *shProcess) Wait(context.Context) (Exit, error) {
 // started: registered as a cleanup, it runs even when a test fails.
 func killLeftovers(records, id string) {
 	if r, err := NewStore(records).Read(id); err == nil && r.Monitor.Pid != os.Getpid() && Alive(r) {
-		syscall.Kill(r.Monitor.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(r.Monitor.Pid, syscall.SIGKILL) // best effort: it may be gone
 	}
 	data, _ := os.ReadFile(filepath.Join(records, id+".pids"))
 	for _, s := range strings.Fields(string(data)) {
 		if pid, err := strconv.Atoi(s); err == nil && pid > 1 {
-			syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // best effort: the group may be gone
 		}
 	}
 }

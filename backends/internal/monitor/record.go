@@ -144,7 +144,7 @@ type HealthResult struct {
 
 // MonitorProcess identifies the monitor supervising the container. The
 // start time tells a live monitor from a process that reused its pid.
-type MonitorProcess struct {
+type MonitorProcess struct { //nolint:revive // Process is taken: the interface of a container's process
 	Pid int `json:"pid,omitempty"`
 	// StartTicks is field 22 of /proc/<pid>/stat: clock ticks after boot.
 	StartTicks uint64    `json:"startTicks,omitempty"`

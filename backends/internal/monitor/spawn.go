@@ -79,7 +79,7 @@ func Spawn(ctx context.Context, o SpawnOptions) (Record, error) {
 	pr, err := startMonitor(dir, o, lock)
 	if err != nil {
 		r.State = State{Status: StatusExited, ExitCode: 128, Error: err.Error(), FinishedAt: time.Now().UTC()}
-		o.Store.Write(r)
+		_ = o.Store.Write(r) // best effort: the start's error is the one to report
 		return r, err
 	}
 	rep, err := readReady(ctx, pr)
@@ -165,7 +165,7 @@ func startMonitor(dir string, o SpawnOptions, lock *os.File) (*os.File, error) {
 	// Reap it if it ends while this process lives (a long-lived proxy
 	// spawns many); if this process ends first, init adopts it. Nothing
 	// waits for this.
-	go cmd.Wait()
+	go func() { _ = cmd.Wait() }()
 	return pr, nil
 }
 
@@ -191,7 +191,7 @@ type readyReport struct {
 func readReady(ctx context.Context, pr *os.File) (readyReport, error) {
 	defer pr.Close()
 	// A pipe is pollable: the deadline ends the read when ctx does.
-	defer context.AfterFunc(ctx, func() { pr.SetReadDeadline(time.Now()) })()
+	defer context.AfterFunc(ctx, func() { _ = pr.SetReadDeadline(time.Now()) })()
 	line, err := bufio.NewReader(io.LimitReader(pr, 64<<10)).ReadBytes('\n')
 	if err != nil {
 		if ctx.Err() != nil {
@@ -252,7 +252,7 @@ func (p *readyPipe) report(pid int, err error) {
 		if err != nil {
 			rep.Error, rep.Kind = err.Error(), errKind(err)
 		}
-		json.NewEncoder(p.f).Encode(rep)
+		_ = json.NewEncoder(p.f).Encode(rep) // the spawner may be gone: no one to tell
 		p.f.Close()
 	})
 }

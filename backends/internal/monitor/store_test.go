@@ -43,7 +43,10 @@ func TestStoreReadWriteListRemove(t *testing.T) {
 		got.Supervision.Restart != want.Supervision.Restart || !got.State.FinishedAt.Equal(want.State.FinishedAt) || got.State.ExitCode != 3 {
 		t.Fatalf("read back %+v", got)
 	}
-	os.MkdirAll(filepath.Join(s.Root(), "half-created"), 0o700) // no record yet: skipped
+	// A directory with no record yet is skipped.
+	if err := os.MkdirAll(filepath.Join(s.Root(), "half-created"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	list, err := s.List()
 	if err != nil || len(list) != 2 || list[0].ID != "a" || list[1].ID != "b" {
 		t.Fatalf("list = %v, %v; want a, b", list, err)

@@ -104,11 +104,7 @@ func Opts(in Input) ([]oci.SpecOpts, error) {
 		return nil, err
 	}
 	opts = append(opts, sec...)
-	res, err := resourceOpts(cs)
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, res...)
+	opts = append(opts, resourceOpts(cs)...)
 	mounts := slices.Clone(in.Mounts)
 	if in.HostsPath != "" {
 		mounts = append(mounts, specs.Mount{Destination: "/etc/hosts", Type: "bind", Source: in.HostsPath, Options: []string{"rbind", "rw"}})
@@ -344,7 +340,7 @@ func deviceRule(r string) (specs.LinuxDeviceCgroup, error) {
 	return specs.LinuxDeviceCgroup{Allow: true, Type: f[0], Major: major, Minor: minor, Access: f[2]}, nil
 }
 
-func resourceOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
+func resourceOpts(cs backends.ContainerSpec) []oci.SpecOpts {
 	var opts []oci.SpecOpts
 	r := cs.Resources
 	if r.Memory > 0 {
@@ -375,7 +371,7 @@ func resourceOpts(cs backends.ContainerSpec) ([]oci.SpecOpts, error) {
 	for _, u := range cs.Ulimits {
 		opts = append(opts, oci.WithRlimit(&specs.POSIXRlimit{Type: "RLIMIT_" + strings.ToUpper(u.Name), Soft: uint64(u.Soft), Hard: uint64(u.Hard)}))
 	}
-	return opts, nil
+	return opts
 }
 
 // withShm sizes /dev/shm (Docker's 64 MiB by default).

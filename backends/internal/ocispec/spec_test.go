@@ -27,8 +27,12 @@ func TestOpts(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0::/root:/bin/sh\napp:x:1000:1001::/home/app:/bin/sh\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "etc", "group"), []byte("root:x:0:\napp:x:1001:\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0::/root:/bin/sh\napp:x:1000:1001::/home/app:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "group"), []byte("root:x:0:\napp:x:1001:\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cs := backends.ContainerSpec{Name: "x", User: "app", ReadOnly: true, Env: []string{"A=1"},
 		Ulimits: []backends.Ulimit{{Name: "nproc", Soft: 100, Hard: 200}}, Sysctls: map[string]string{"net.core.somaxconn": "1024"}}
 	opts, err := Opts(Input{Spec: cs, Backend: "test", RootFS: root, Hostname: "h",
@@ -48,7 +52,9 @@ func TestOpts(t *testing.T) {
 		t.Fatalf("process %+v", s.Process)
 	}
 	var host syscall.Rlimit
-	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &host)
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &host); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range s.Process.Rlimits {
 		if r.Type == "RLIMIT_NOFILE" && r.Hard > host.Max {
 			t.Fatalf("nofile %d over the host's hard limit %d", r.Hard, host.Max)

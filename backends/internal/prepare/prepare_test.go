@@ -68,9 +68,15 @@ func TestPrepare(t *testing.T) {
 // CopyTree keeps files, directories and links (Docker's copy-up).
 func TestCopyTree(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(src, "d"), 0o750)
-	os.WriteFile(filepath.Join(src, "d", "f"), []byte("x"), 0o640)
-	os.Symlink("d/f", filepath.Join(src, "l"))
+	if err := os.MkdirAll(filepath.Join(src, "d"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "d", "f"), []byte("x"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d/f", filepath.Join(src, "l")); err != nil {
+		t.Fatal(err)
+	}
 	if err := CopyTree(src, dst); err != nil {
 		t.Fatal(err)
 	}

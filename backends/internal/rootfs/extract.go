@@ -18,7 +18,7 @@ import (
 // files are created through the directory's descriptor without following
 // links. Hard links and devices in the tar are refused.
 func (r *Root) Extract(dir string, rd io.Reader) error {
-	d, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	d, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (r *Root) extractOne(dir, target string, hdr *tar.Header, body io.Reader) e
 		}
 	case tar.TypeLink:
 		// The link's target is named relative to the archive's root.
-		src, err := r.open(path.Join("/"+rel(dir), hdr.Linkname), unix.O_PATH|unix.O_NOFOLLOW, 0)
+		src, err := r.open(path.Join("/"+rel(dir), hdr.Linkname), unix.O_PATH|unix.O_NOFOLLOW)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (r *Root) MkdirAll(p string, mode uint32) error {
 		return nil
 	}
 	for i := range parts {
-		d, err := r.open(strings.Join(parts[:i], "/"), unix.O_PATH|unix.O_DIRECTORY, 0)
+		d, err := r.open(strings.Join(parts[:i], "/"), unix.O_PATH|unix.O_DIRECTORY)
 		if err != nil {
 			return err
 		}

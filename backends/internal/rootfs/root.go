@@ -35,9 +35,10 @@ func rel(p string) string {
 	return "."
 }
 
-// open resolves p inside the root, as the container would resolve it.
-func (r *Root) open(p string, flags int, mode uint32) (*os.File, error) {
-	fd, err := openat2(r.fd, rel(p), flags, mode, unix.RESOLVE_IN_ROOT)
+// open resolves p inside the root, as the container would resolve it; it
+// creates nothing (mode 0).
+func (r *Root) open(p string, flags int) (*os.File, error) {
+	fd, err := openat2(r.fd, rel(p), flags, 0, unix.RESOLVE_IN_ROOT)
 	if err != nil {
 		return nil, pathError(p, err)
 	}
@@ -67,10 +68,10 @@ func child(dirfd int, name string, flags int, mode uint32) (int, error) {
 func (r *Root) parent(p string) (*os.File, string, error) {
 	rp := rel(p)
 	if rp == "." {
-		d, err := r.open(".", unix.O_PATH|unix.O_DIRECTORY, 0)
+		d, err := r.open(".", unix.O_PATH|unix.O_DIRECTORY)
 		return d, ".", err
 	}
-	d, err := r.open(path.Dir("/"+rp), unix.O_PATH|unix.O_DIRECTORY, 0)
+	d, err := r.open(path.Dir("/"+rp), unix.O_PATH|unix.O_DIRECTORY)
 	return d, path.Base(rp), err
 }
 

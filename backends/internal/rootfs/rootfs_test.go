@@ -24,8 +24,12 @@ func hostile(t *testing.T) (root, host string) {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(filepath.Join(host, "secret"), []byte("host-secret"), 0o600)
-	os.WriteFile(filepath.Join(root, "data", "file"), []byte("inside"), 0o644)
+	if err := os.WriteFile(filepath.Join(host, "secret"), []byte("host-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "data", "file"), []byte("inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	links := map[string]string{"abs": host, "up": "../host", "tmp/dotdot": "../../host", "data/self": "/data"}
 	for name, target := range links {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
@@ -40,8 +44,12 @@ func tarOf(t *testing.T, files map[string]string) io.Reader {
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	for name, body := range files {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(body))
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tw.Close()
 	return &b
@@ -85,9 +93,15 @@ func TestExtractLinkThenFile(t *testing.T) {
 	r := openRoot(t, root)
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
-	tw.WriteHeader(&tar.Header{Name: "esc", Typeflag: tar.TypeSymlink, Linkname: host})
-	tw.WriteHeader(&tar.Header{Name: "esc/pwned", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1})
-	tw.Write([]byte("!"))
+	if err := tw.WriteHeader(&tar.Header{Name: "esc", Typeflag: tar.TypeSymlink, Linkname: host}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "esc/pwned", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte("!")); err != nil {
+		t.Fatal(err)
+	}
 	tw.Close()
 	_ = r.Extract("/tmp", &b)
 	if _, err := os.Stat(filepath.Join(host, "pwned")); err == nil {
@@ -143,9 +157,15 @@ func TestArchiveAndStat(t *testing.T) {
 
 func TestLookupUser(t *testing.T) {
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "etc"), 0o755)
-	os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0:root:/root:/bin/sh\napp:x:1000:1001:app:/home/app:/bin/sh\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "etc", "group"), []byte("root:x:0:\nstaff:x:50:app\n"), 0o644)
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte("root:x:0:0:root:/root:/bin/sh\napp:x:1000:1001:app:/home/app:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc", "group"), []byte("root:x:0:\nstaff:x:50:app\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := openRoot(t, root)
 	for spec, want := range map[string]User{
 		"app": {1000, 1001, "/home/app"}, "app:staff": {1000, 50, "/home/app"}, "1000": {1000, 1001, "/home/app"},

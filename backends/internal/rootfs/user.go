@@ -61,7 +61,7 @@ func parseID(s string) uint32 {
 // findEntry returns the first colon-separated line of a database file
 // with at least 7 (passwd) or 3 (group) fields that match accepts.
 func (r *Root) findEntry(path string, match func([]string) bool) ([]string, bool) {
-	f, err := r.open(path, unix.O_RDONLY, 0)
+	f, err := r.open(path, unix.O_RDONLY)
 	if err != nil {
 		return nil, false
 	}
