@@ -26,7 +26,7 @@ TESTSH = GO='$(GO)' FUZZTIME='$(FUZZTIME)' scripts/test.sh
 test: ## everything CI runs (.ci/run): check, setup, unit, e2e-backends, fuzz
 	@$(TESTSH)
 
-check: ## gofmt and go vet
+check: ## gofmt, go vet and golangci-lint (.golangci.yml)
 	@$(TESTSH) check
 
 unit: ## unit, golden and daemon tests

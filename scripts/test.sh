@@ -8,10 +8,11 @@
 # stage failed. Only a failed setup stops something: the stages that need
 # its daemons (unit, e2e) are then reported as not run.
 #
-# Stages: check (gofmt, go vet), setup (scripts/setup.sh), unit (go test
-# ./...), e2e (the e2e package once per other backend, in two lanes at
-# once: containerd → podman → bare | kubernetes → incus; each lane drives
-# daemons of its own, and containerd and bare share CNI's address space),
+# Stages: check (gofmt, go vet, golangci-lint by scripts/lint.sh), setup
+# (scripts/setup.sh), unit (go test ./...), e2e (the e2e package once per
+# other backend, in two lanes at once: containerd → podman → bare |
+# kubernetes → incus; each lane drives daemons of its own, and containerd
+# and bare share CNI's address space),
 # fuzz (each fuzz target for a fixed count of inputs; FUZZTIME overrides).
 #
 # Serial stages print as they run; an e2e run prints its output when it
@@ -89,6 +90,7 @@ check() {
 		rc=1
 	fi
 	$GO vet ./... || rc=1
+	scripts/lint.sh || rc=1
 	return "$rc"
 }
 
