@@ -2,7 +2,6 @@ package translate
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,15 +111,7 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 	if e := compose.Egress(s.Extensions); e != nil {
 		a.Egress = e // a service's policy replaces the project default entirely
 	}
-	if s.Build != nil {
-		if a.Image == "" {
-			a.Image = t.project.Name + "-" + s.Name // docker compose's default
-		}
-		t.warn(s.Name, "build", "cornus does not build images yet; image %q must already exist (cornus image load -i FILE.tar)", a.Image)
-	}
-	if s.PullPolicy == types.PullPolicyBuild {
-		a.PullPolicy = types.PullPolicyMissing
-	}
+	t.build(s, &a)
 	if s.StopGracePeriod != nil {
 		a.StopGracePeriod = spec.DurationOf(time.Duration(*s.StopGracePeriod))
 	}
@@ -154,6 +145,20 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 		}
 	}
 	return spec.DeepCopy(a)
+}
+
+// build names the image a service with build: runs (docker compose's
+// default name when it has none) and warns that it must exist.
+func (t *translator) build(s types.ServiceConfig, a *spec.App) {
+	if s.Build != nil {
+		if a.Image == "" {
+			a.Image = t.project.Name + "-" + s.Name // docker compose's default
+		}
+		t.warn(s.Name, "build", "cornus does not build images yet; image %q must already exist (cornus image load -i FILE.tar)", a.Image)
+	}
+	if s.PullPolicy == types.PullPolicyBuild {
+		a.PullPolicy = types.PullPolicyMissing
+	}
 }
 
 func (t *translator) replicas(s types.ServiceConfig) *int {
@@ -313,146 +318,6 @@ func (t *translator) links(s types.ServiceConfig) {
 	}
 }
 
-func (t *translator) volumes(s types.ServiceConfig) ([]spec.Mount, []spec.VolumeMount, []spec.Tmpfs) {
-	var mounts []spec.Mount
-	var vols []spec.VolumeMount
-	var tmpfs []spec.Tmpfs
-	for i, v := range s.Volumes {
-		at := fmt.Sprintf("volumes[%d]", i)
-		switch v.Type {
-		case types.VolumeTypeBind:
-			m := spec.Mount{Source: v.Source, Target: v.Target, ReadOnly: v.ReadOnly}
-			if v.Bind != nil {
-				m.CreateHostPath = bool(v.Bind.CreateHostPath)
-				m.Propagation = v.Bind.Propagation
-				if v.Bind.SELinux != "" {
-					t.warn(s.Name, at+".bind.selinux", "SELinux relabeling is not supported; ignored")
-				}
-				if v.Bind.Recursive != "" {
-					t.warn(s.Name, at+".bind.recursive", "recursive bind options are not supported; ignored")
-				}
-			}
-			mounts = append(mounts, m)
-		case types.VolumeTypeVolume:
-			vm := spec.VolumeMount{Source: v.Source, Target: v.Target, ReadOnly: v.ReadOnly}
-			if v.Volume != nil {
-				vm.NoCopy = v.Volume.NoCopy
-				vm.Subpath = v.Volume.Subpath
-				if len(v.Volume.Labels) > 0 {
-					t.warn(s.Name, at+".volume.labels", "labels on a service's volume mount are not supported; label the volume itself")
-				}
-			}
-			vols = append(vols, vm)
-		case types.VolumeTypeTmpfs:
-			tm := spec.Tmpfs{Target: v.Target}
-			if v.Tmpfs != nil {
-				tm.Size = spec.Bytes(v.Tmpfs.Size)
-				tm.Mode = spec.FileMode(v.Tmpfs.Mode)
-			}
-			tmpfs = append(tmpfs, tm)
-		default:
-			t.warn(s.Name, at, "volume type %q is not supported; ignored", v.Type)
-		}
-	}
-	return mounts, vols, tmpfs
-}
-
-// tmpfs parses the service-level tmpfs list ("/run" or
-// "/run:size=64m,mode=1777").
-func (t *translator) tmpfs(s types.ServiceConfig) []spec.Tmpfs {
-	var out []spec.Tmpfs
-	for i, entry := range s.Tmpfs {
-		target, opts, _ := strings.Cut(entry, ":")
-		tm := spec.Tmpfs{Target: target}
-		for _, o := range strings.Split(opts, ",") {
-			k, v, _ := strings.Cut(o, "=")
-			switch k {
-			case "":
-			case "size":
-				if b, err := spec.ParseBytes(v); err == nil {
-					tm.Size = b
-					continue
-				}
-				t.warn(s.Name, fmt.Sprintf("tmpfs[%d]", i), "size %q is not a size; ignored", v)
-			case "mode":
-				if m, err := spec.ParseFileMode(v); err == nil {
-					tm.Mode = m
-					continue
-				}
-				t.warn(s.Name, fmt.Sprintf("tmpfs[%d]", i), "mode %q is not an octal mode; ignored", v)
-			case "rw":
-			default:
-				t.warn(s.Name, fmt.Sprintf("tmpfs[%d]", i), "option %q is not supported; ignored", o)
-			}
-		}
-		out = append(out, tm)
-	}
-	return out
-}
-
-func secretRefs(refs []types.ServiceSecretConfig) []types.FileReferenceConfig {
-	out := make([]types.FileReferenceConfig, len(refs))
-	for i, r := range refs {
-		out[i] = types.FileReferenceConfig(r)
-	}
-	return out
-}
-
-func configRefs(refs []types.ServiceConfigObjConfig) []types.FileReferenceConfig {
-	out := make([]types.FileReferenceConfig, len(refs))
-	for i, r := range refs {
-		out[i] = types.FileReferenceConfig(r)
-	}
-	return out
-}
-
-// fileMounts resolves secret or config references against the project's
-// top-level definitions. Targets default to dir+name; relative targets are
-// placed under dir.
-func (t *translator) fileMounts(service, kind string, refs []types.FileReferenceConfig, dir string) []spec.FileMount {
-	var out []spec.FileMount
-	for i, r := range refs {
-		at := fmt.Sprintf("%s[%d]", kind, i)
-		var def types.FileObjectConfig
-		if kind == "secrets" {
-			def = types.FileObjectConfig(t.project.Secrets[r.Source])
-		} else {
-			def = types.FileObjectConfig(t.project.Configs[r.Source])
-		}
-		fm := spec.FileMount{Name: r.Source, UID: r.UID, GID: r.GID}
-		switch {
-		case bool(def.External):
-			t.warn(service, at, "external %s %q (a swarm object) is not supported; ignored", strings.TrimSuffix(kind, "s"), r.Source)
-			continue
-		case def.Environment != "":
-			fm.Environment = def.Environment
-			value := def.Content
-			fm.Value = &value
-		case def.File != "":
-			fm.File = def.File
-		default:
-			fm.Content = def.Content
-		}
-		if def.Driver != "" || def.TemplateDriver != "" {
-			t.warn(service, at, "%s drivers are not supported; ignored", kind)
-		}
-		switch {
-		case r.Target == "":
-			fm.Target = dir + r.Source
-		case path.IsAbs(r.Target):
-			fm.Target = r.Target
-		default:
-			fm.Target = dir + r.Target
-		}
-		if r.Mode != nil {
-			m := spec.FileMode(*r.Mode)
-			fm.Mode = &m
-		}
-		out = append(out, fm)
-	}
-	return out
-}
-
 func healthcheck(h *types.HealthCheckConfig) *spec.Healthcheck {
 	if h == nil {
 		return nil
@@ -493,104 +358,6 @@ func dependsOn(d types.DependsOnConfig) map[string]spec.Dependency {
 		out[name] = sd
 	}
 	return out
-}
-
-func (t *translator) resources(s types.ServiceConfig) *spec.Resources {
-	var limits, reservations spec.ResourceLimits
-	if s.Deploy != nil {
-		r := s.Deploy.Resources
-		if r.Limits != nil {
-			limits = spec.ResourceLimits{CPUs: float64(r.Limits.NanoCPUs), Memory: spec.Bytes(r.Limits.MemoryBytes), Pids: r.Limits.Pids}
-			t.unsupportedResource(s.Name, "deploy.resources.limits", r.Limits)
-		}
-		if r.Reservations != nil {
-			reservations = spec.ResourceLimits{CPUs: float64(r.Reservations.NanoCPUs), Memory: spec.Bytes(r.Reservations.MemoryBytes)}
-			if r.Reservations.Pids != 0 {
-				t.warn(s.Name, "deploy.resources.reservations.pids", "a pids reservation means nothing; set a limit")
-			}
-			t.unsupportedResource(s.Name, "deploy.resources.reservations", r.Reservations)
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{
-			{"mode", s.Deploy.Mode != "" && s.Deploy.Mode != "replicated"},
-			{"labels", len(s.Deploy.Labels) > 0},
-			{"rollback_config", s.Deploy.RollbackConfig != nil},
-			{"placement", len(s.Deploy.Placement.Constraints)+len(s.Deploy.Placement.Preferences) > 0 || s.Deploy.Placement.MaxReplicas != 0},
-			{"endpoint_mode", s.Deploy.EndpointMode != ""},
-		} {
-			if f.set {
-				t.warn(s.Name, "deploy."+f.name, "swarm scheduling settings are not supported; ignored")
-			}
-		}
-	}
-	// The legacy attributes fill what deploy.resources left unset.
-	if limits.CPUs == 0 {
-		limits.CPUs = float64(s.CPUS)
-	}
-	if limits.Memory == 0 {
-		limits.Memory = spec.Bytes(s.MemLimit)
-	}
-	if limits.Pids == 0 {
-		limits.Pids = s.PidsLimit
-	}
-	if reservations.Memory == 0 {
-		reservations.Memory = spec.Bytes(s.MemReservation)
-	}
-	var out spec.Resources
-	if limits != (spec.ResourceLimits{}) {
-		out.Limits = &limits
-	}
-	if reservations != (spec.ResourceLimits{}) {
-		out.Reservations = &reservations
-	}
-	if out.Limits == nil && out.Reservations == nil {
-		return nil
-	}
-	return &out
-}
-
-func (t *translator) unsupportedResource(service, at string, r *types.Resource) {
-	if len(r.Devices) > 0 {
-		t.warn(service, at+".devices", "device (GPU) requests are not supported; ignored")
-	}
-	if len(r.GenericResources) > 0 {
-		t.warn(service, at+".generic_resources", "generic resources are not supported; ignored")
-	}
-}
-
-func devices(ds []types.DeviceMapping) []spec.Device {
-	var out []spec.Device
-	for _, d := range ds {
-		out = append(out, spec.Device{Source: d.Source, Target: d.Target, Permissions: d.Permissions})
-	}
-	return out
-}
-
-func ulimits(u map[string]*types.UlimitsConfig) map[string]spec.Ulimit {
-	if len(u) == 0 {
-		return nil
-	}
-	out := make(map[string]spec.Ulimit, len(u))
-	for name, l := range u {
-		if l.Single != 0 {
-			out[name] = spec.Ulimit{Soft: int64(l.Single), Hard: int64(l.Single)}
-		} else {
-			out[name] = spec.Ulimit{Soft: int64(l.Soft), Hard: int64(l.Hard)}
-		}
-	}
-	return out
-}
-
-func logging(s types.ServiceConfig) *spec.Logging {
-	if s.Logging != nil {
-		return &spec.Logging{Driver: s.Logging.Driver, Options: nonEmptyMap(s.Logging.Options)}
-	}
-	if s.LogDriver != "" || len(s.LogOpt) > 0 {
-		return &spec.Logging{Driver: s.LogDriver, Options: nonEmptyMap(s.LogOpt)}
-	}
-	return nil
 }
 
 func (t *translator) hooks(s types.ServiceConfig) *spec.Hooks {

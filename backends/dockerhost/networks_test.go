@@ -150,7 +150,11 @@ func TestEnsureNetworkConcurrent(t *testing.T) {
 		subnets []spec.Subnet
 	}{
 		{"dynamic subnet", nil},
-		{"fixed subnet", []spec.Subnet{{Subnet: "172.31.250.0/24", Gateway: "172.31.250.1"}}},
+		// Outside dockerd's default pools (172.17–172.31/16, 192.168/20s):
+		// 172.31.250.0/24 overlapped whichever network of a test running
+		// beside this one got 172.31.0.0/16 (a unit-stage failure, "Pool
+		// overlaps with other one on this address space").
+		{"fixed subnet", []spec.Subnet{{Subnet: "10.199.250.0/24", Gateway: "10.199.250.1"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			project := unique(t, "proj")
