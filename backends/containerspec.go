@@ -44,9 +44,9 @@ type ContainerSpec struct {
 	Privileged bool
 
 	Restart spec.RestartPolicy // Name "" is "no"
-	// StopSignal is a signal name such as SIGTERM ("" the image's or the
-	// runtime's default); StopTimeout nil means the runtime's default.
-	StopSignal  string
+	// StopSignal 0 is the image's or the runtime's default; StopTimeout
+	// nil means the runtime's default.
+	StopSignal  spec.Signal
 	StopTimeout *time.Duration
 	// Healthcheck nil keeps the image's; Disabled turns it off.
 	Healthcheck *Healthcheck

@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Optional features: each is an interface a backend may implement. A
@@ -185,9 +187,9 @@ type NetworkConnector interface {
 	Disconnect(ctx context.Context, network, container string, force bool) error
 }
 
-// Signaler sends a signal to a container's main process.
+// Signaler sends a signal to a container's main process (SIGKILL when 0).
 type Signaler interface {
-	Kill(ctx context.Context, id string, signal string) error
+	Kill(ctx context.Context, id string, signal spec.Signal) error
 }
 
 // Restarter restarts a container in one step (stop with grace, then

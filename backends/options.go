@@ -14,10 +14,10 @@ type ListOptions struct {
 	All    bool
 }
 
-// StopOptions bound a graceful stop. Timeout nil means the container's own
-// grace period.
+// StopOptions bound a graceful stop. Signal 0 is the container's own stop
+// signal; Timeout nil means the container's own grace period.
 type StopOptions struct {
-	Signal  string
+	Signal  spec.Signal
 	Timeout *time.Duration
 }
 

@@ -84,7 +84,7 @@ func Resolve(in ResolveInput) (ContainerSpec, error) {
 		if !ok {
 			return cs, invalid("stopSignal: %q is not a signal", a.StopSignal)
 		}
-		cs.StopSignal = spec.SignalName(n)
+		cs.StopSignal = spec.Signal(n)
 	}
 	if a.StopGracePeriod != nil {
 		d := a.StopGracePeriod.Std()

@@ -76,7 +76,7 @@ func TestCacheWait(t *testing.T) {
 	if s := ts.state(id); s != "running" {
 		t.Fatalf("after start: %s", s)
 	}
-	if err := ts.b.Kill(context.Background(), id, "SIGKILL"); err != nil {
+	if err := ts.b.Kill(context.Background(), id, spec.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if status, body, _ := ts.do("POST", "/containers/"+id+"/wait", ""); status != 200 || !strings.Contains(body, `"StatusCode":137`) {
@@ -236,7 +236,7 @@ func TestCacheWarmPerContainer(t *testing.T) {
 		return ok
 	}
 	eventually(t, "warm-up inspects every container", func() bool { return cached(ids[0]) && cached(ids[1]) && cached(ids[2]) })
-	if err := ts.b.Kill(context.Background(), ids[0], "SIGKILL"); err != nil && !errdefs.IsConflict(err) {
+	if err := ts.b.Kill(context.Background(), ids[0], spec.SIGKILL); err != nil && !errdefs.IsConflict(err) {
 		t.Fatal(err)
 	}
 	if err := ts.b.Start(context.Background(), ids[0]); err != nil {

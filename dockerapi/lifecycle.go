@@ -37,8 +37,32 @@ func timeout(r *http.Request) (*time.Duration, error) {
 	return &d, nil
 }
 
-func (s *Server) containerStop(w http.ResponseWriter, r *http.Request) {
+// signal reads ?signal= (a name such as SIGTERM, TERM or a number); absent
+// is def.
+func signal(r *http.Request, def spec.Signal) (spec.Signal, error) {
+	v := r.URL.Query().Get("signal")
+	if v == "" {
+		return def, nil
+	}
+	n, ok := spec.ParseSignal(v)
+	if !ok {
+		return 0, invalidParam("Invalid signal: %s", v)
+	}
+	return spec.Signal(n), nil
+}
+
+// stopOptions reads a stop or restart's ?signal= and ?t=.
+func stopOptions(r *http.Request) (backends.StopOptions, error) {
+	sig, err := signal(r, 0)
+	if err != nil {
+		return backends.StopOptions{}, err
+	}
 	t, err := timeout(r)
+	return backends.StopOptions{Signal: sig, Timeout: t}, err
+}
+
+func (s *Server) containerStop(w http.ResponseWriter, r *http.Request) {
+	o, err := stopOptions(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -47,12 +71,12 @@ func (s *Server) containerStop(w http.ResponseWriter, r *http.Request) {
 		if !d.Running() {
 			return errdefs.ErrNotModified
 		}
-		return s.b.Stop(ctx, d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+		return s.b.Stop(ctx, d.ID, o)
 	})
 }
 
 func (s *Server) containerRestart(w http.ResponseWriter, r *http.Request) {
-	t, err := timeout(r)
+	o, err := stopOptions(r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -62,17 +86,14 @@ func (s *Server) containerRestart(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return restarter.Restart(ctx, d.ID, backends.StopOptions{Signal: r.URL.Query().Get("signal"), Timeout: t})
+		return restarter.Restart(ctx, d.ID, o)
 	})
 }
 
 func (s *Server) containerKill(w http.ResponseWriter, r *http.Request) {
-	sig := r.URL.Query().Get("signal")
-	if sig == "" {
-		sig = "SIGKILL"
-	}
-	if _, ok := spec.ParseSignal(sig); !ok {
-		writeError(w, invalidParam("Invalid signal: %s", sig))
+	sig, err := signal(r, spec.SIGKILL)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	s.mutate(w, r, func(ctx context.Context, d backends.ContainerDetails) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/containerd/errdefs"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -151,9 +152,13 @@ func (e *Engine) Kill(ctx context.Context, project string, o LifecycleOptions) e
 	if err != nil {
 		return err
 	}
-	sig := o.Signal
-	if sig == "" {
-		sig = "SIGKILL"
+	sig := spec.SIGKILL
+	if o.Signal != "" {
+		n, ok := spec.ParseSignal(o.Signal)
+		if !ok {
+			return fmt.Errorf("kill: %q is not a signal name such as SIGTERM or SIGINT, or a number: %w", o.Signal, errdefs.ErrInvalidArgument)
+		}
+		sig = spec.Signal(n)
 	}
 	killer, err := backends.Want[backends.Signaler](e.b, backends.FeatureKill, "sending signals (kill)")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -165,13 +166,13 @@ func killCase(x *env) {
 	x.waitTrapped("app")
 	k, _ := backends.Want[backends.Signaler](x.b, backends.FeatureKill, "kill")
 	id := x.one("app").ID
-	// Both spellings Docker accepts; TERM too, which a stop would send.
-	for _, sig := range []string{"SIGUSR1", "HUP", "SIGTERM"} {
+	// TERM too, which a stop would send.
+	for _, sig := range []spec.Signal{spec.Signal(syscall.SIGUSR1), spec.Signal(syscall.SIGHUP), spec.SIGTERM} {
 		if err := k.Kill(x.ctx, id, sig); err != nil {
 			x.t.Fatalf("kill %s: %v", sig, err)
 		}
-		want := strings.TrimPrefix(sig, "SIG")
-		x.eventually(sig+" trapped", func() string {
+		want := strings.TrimPrefix(sig.String(), "SIG")
+		x.eventually(sig.String()+" trapped", func() string {
 			if out, _ := x.sh("app", "cat /tmp/signals"); !slices.Contains(strings.Fields(out), want) {
 				return "signals seen: " + out
 			}

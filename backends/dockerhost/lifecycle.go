@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Start starts a created or stopped container.
@@ -52,7 +53,7 @@ func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) e
 		_, err := b.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Signal: b.stopSignalParam(o.Signal), Timeout: seconds(o.Timeout)})
 		return err
 	}
-	if _, err := b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: o.Signal}); err != nil {
+	if _, err := b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: o.Signal.String()}); err != nil {
 		if isNotRunning(err) {
 			return nil
 		}
@@ -79,7 +80,7 @@ func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) e
 // needsSignalFallback reports whether o.Signal must be sent by kill (the
 // daemon ignores signal= before API 1.42), and the grace period to use.
 func (b *Backend) needsSignalFallback(ctx context.Context, id string, o backends.StopOptions) (bool, time.Duration, error) {
-	if o.Signal == "" || b.atLeast(apiStopSignal) {
+	if o.Signal == 0 || b.atLeast(apiStopSignal) {
 		return false, 0, nil
 	}
 	res, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
@@ -87,11 +88,11 @@ func (b *Backend) needsSignalFallback(ctx context.Context, id string, o backends
 		return false, 0, err
 	}
 	cfg := res.Container.Config
-	own := "SIGTERM"
-	if cfg != nil && cfg.StopSignal != "" {
-		own = cfg.StopSignal
+	own := spec.SIGTERM
+	if cfg != nil {
+		own = spec.SignalOr(cfg.StopSignal, own)
 	}
-	if sameSignal(own, o.Signal) {
+	if own == o.Signal {
 		return false, 0, nil
 	}
 	grace := defaultStopTimeout
@@ -103,9 +104,9 @@ func (b *Backend) needsSignalFallback(ctx context.Context, id string, o backends
 	return true, grace, nil
 }
 
-func (b *Backend) stopSignalParam(sig string) string {
+func (b *Backend) stopSignalParam(sig spec.Signal) string {
 	if b.atLeast(apiStopSignal) {
-		return sig
+		return sig.String()
 	}
 	return ""
 }
@@ -126,9 +127,9 @@ func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions
 	return wrap(err, "restart container %s", id)
 }
 
-// Kill sends a signal (SIGKILL when empty).
-func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
-	_, err := b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal})
+// Kill sends a signal (SIGKILL when 0).
+func (b *Backend) Kill(ctx context.Context, id string, signal spec.Signal) error {
+	_, err := b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal.String()})
 	return wrap(err, "kill container %s", id)
 }
 
@@ -140,22 +141,6 @@ func seconds(d *time.Duration) *int {
 	}
 	s := max(int(math.Ceil(d.Seconds())), 0)
 	return &s
-}
-
-func sameSignal(a, b string) bool {
-	norm := func(s string) string {
-		if len(s) > 3 && (s[:3] == "SIG" || s[:3] == "sig") {
-			s = s[3:]
-		}
-		out := []byte(s)
-		for i, c := range out {
-			if c >= 'a' && c <= 'z' {
-				out[i] = c - 'a' + 'A'
-			}
-		}
-		return string(out)
-	}
-	return norm(a) == norm(b)
 }
 
 // isNotRunning matches the daemon's 409 for signalling a stopped container.

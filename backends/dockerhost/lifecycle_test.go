@@ -3,6 +3,7 @@ package dockerhost
 import (
 	"bytes"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,7 +169,7 @@ func TestStopGrace(t *testing.T) {
 		}
 		timeout := 5 * time.Second
 		begin := time.Now()
-		if err := b.Stop(ctx, c.ID, backends.StopOptions{Signal: "SIGUSR1", Timeout: &timeout}); err != nil {
+		if err := b.Stop(ctx, c.ID, backends.StopOptions{Signal: spec.Signal(syscall.SIGUSR1), Timeout: &timeout}); err != nil {
 			t.Fatal(err)
 		}
 		if took := time.Since(begin); took > 4*time.Second {
@@ -189,13 +190,13 @@ func TestStopGrace(t *testing.T) {
 		if d, _ := b.Inspect(ctx, c.ID); d.State != backends.StateRunning || d.Config.StopSignal != "SIGKILL" {
 			t.Fatalf("after restart: %+v", d)
 		}
-		if err := b.Kill(ctx, c.ID, "SIGKILL"); err != nil {
+		if err := b.Kill(ctx, c.ID, spec.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		if code, _ := b.Wait(ctx, c.ID); code != 137 {
 			t.Fatalf("exit code %d after kill", code)
 		}
-		if err := b.Kill(ctx, c.ID, ""); !errdefs.IsConflict(err) {
+		if err := b.Kill(ctx, c.ID, 0); !errdefs.IsConflict(err) {
 			t.Fatalf("kill of a stopped container: %v (want Conflict)", err)
 		}
 	})

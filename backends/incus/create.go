@@ -236,11 +236,8 @@ func monitorRecord(name string, cs backends.ContainerSpec, icfg imageConfig) mon
 	if sup.Restart.Name == "" {
 		sup.Restart.Name = monitor.RestartNo
 	}
-	sig := cs.StopSignal
-	if sig == "" {
-		sig = icfg.Config.StopSignal
-	}
-	if n, ok := spec.ParseSignal(sig); ok && sig != "" {
+	sup.StopSignal = syscall.Signal(cs.StopSignal)
+	if n, ok := spec.ParseSignal(icfg.Config.StopSignal); ok && cs.StopSignal == 0 {
 		sup.StopSignal = syscall.Signal(n)
 	}
 	sup.Healthcheck = healthcheckOf(cs.Healthcheck, icfg)

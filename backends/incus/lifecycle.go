@@ -1,6 +1,7 @@
 package incus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,14 +155,7 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 		_ = b.setState(ctx, in.Name, "unfreeze", 0, false)
 	}
 	defer b.event("stop", in)
-	so := monitor.StopOptions{Timeout: o.Timeout}
-	if o.Signal != "" {
-		n, ok := spec.ParseSignal(o.Signal)
-		if !ok {
-			return fmt.Errorf("stop container %s: %q is not a signal: %w", id, o.Signal, errdefs.ErrInvalidArgument)
-		}
-		so.Signal = syscall.Signal(n)
-	}
+	so := monitor.StopOptions{Timeout: o.Timeout, Signal: syscall.Signal(o.Signal)}
 	r, err := monitor.Stop(ctx, dir, so)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -211,18 +205,12 @@ func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions
 }
 
 // Kill sends a signal to the main process through its monitor.
-func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
+func (b *Backend) Kill(ctx context.Context, id string, signal spec.Signal) error {
 	in, err := b.find(ctx, id)
 	if err != nil {
 		return fmt.Errorf("kill container %s: %w", id, err)
 	}
-	if signal == "" {
-		signal = "SIGKILL"
-	}
-	n, ok := spec.ParseSignal(signal)
-	if !ok {
-		return fmt.Errorf("kill container %s: %q is not a signal: %w", id, signal, errdefs.ErrInvalidArgument)
-	}
+	n := cmp.Or(signal, spec.SIGKILL)
 	if !running(in) {
 		return fmt.Errorf("kill container %s: container is not running: %w", id, errdefs.ErrConflict)
 	}
@@ -232,7 +220,7 @@ func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
 		return b.killOCI(ctx, in, n)
 	}
 	if _, err := monitor.Kill(ctx, dir, syscall.Signal(n)); err != nil {
-		if errors.Is(err, monitor.ErrNoMonitor) && n == int(syscall.SIGKILL) {
+		if errors.Is(err, monitor.ErrNoMonitor) && n == spec.SIGKILL {
 			return b.forceStop(ctx, in.Name)
 		}
 		return fmt.Errorf("kill container %s: %w", id, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/distribution/reference"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // The OCI path: Incus >= 6.3 (API extension instance_oci) pulls and runs
@@ -243,11 +244,11 @@ func (b *Backend) stopOCI(ctx context.Context, in instance, o backends.StopOptio
 
 // killOCI: SIGKILL stops the instance; other signals go to pid 1
 // through Incus's exec (kill is in every image with a shell).
-func (b *Backend) killOCI(ctx context.Context, in instance, sig int) error {
-	if sig == 9 {
+func (b *Backend) killOCI(ctx context.Context, in instance, sig spec.Signal) error {
+	if sig == spec.SIGKILL {
 		return b.forceStop(ctx, in.Name)
 	}
-	code, err := b.execPlain(ctx, in, helperRequest{Cmd: []string{"kill", "-" + strconv.Itoa(sig), "1"}}, streams{})
+	code, err := b.execPlain(ctx, in, helperRequest{Cmd: []string{"kill", "-" + strconv.Itoa(int(sig)), "1"}}, streams{})
 	if err != nil {
 		return fmt.Errorf("kill container %s: %w", in.Name, err)
 	}

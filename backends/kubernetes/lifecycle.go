@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -99,18 +100,7 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 	if o.Timeout != nil {
 		grace = max(*o.Timeout, 0)
 	}
-	sig := sigterm
-	name := o.Signal
-	if name == "" {
-		name = c.rec.Config.StopSignal
-	}
-	if name != "" {
-		n, ok := spec.ParseSignal(name)
-		if !ok {
-			return fmt.Errorf("stop %s: %q is not a signal: %w", c.rec.Name, name, errdefs.ErrInvalidArgument)
-		}
-		sig = n
-	}
+	sig := int(cmp.Or(o.Signal, spec.SignalOr(c.rec.Config.StopSignal, sigterm)))
 	begin := time.Now()
 	var final *podState
 	if sig != sigterm && sig != sigkill && stateOf(c.pod).state == backends.StateRunning && c.cm != nil {
@@ -237,7 +227,7 @@ func (b *Backend) deletePod(ctx context.Context, name string, grace time.Duratio
 // Kill sends a signal to the container's main process: SIGKILL removes
 // its pod at once (a process cannot be killed from inside its own PID
 // namespace), other signals are sent inside the container.
-func (b *Backend) Kill(ctx context.Context, id, signal string) error {
+func (b *Backend) Kill(ctx context.Context, id string, signal spec.Signal) error {
 	c, err := b.find(ctx, id)
 	if err != nil {
 		return err
@@ -245,14 +235,7 @@ func (b *Backend) Kill(ctx context.Context, id, signal string) error {
 	if c.pod == nil || !running(stateOf(c.pod).state) {
 		return fmt.Errorf("kill %s: container is not running: %w", c.rec.Name, errdefs.ErrConflict)
 	}
-	sig := sigkill
-	if signal != "" {
-		n, ok := spec.ParseSignal(signal)
-		if !ok {
-			return fmt.Errorf("kill %s: %q is not a signal: %w", c.rec.Name, signal, errdefs.ErrInvalidArgument)
-		}
-		sig = n
-	}
+	sig := int(cmp.Or(signal, sigkill))
 	b.event(ctx, c.ref(b.cfg.namespace), c.rec, "kill", nil)
 	if sig != sigkill {
 		return b.signal(ctx, c, sig)

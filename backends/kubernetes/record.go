@@ -87,7 +87,7 @@ func newRecord(in renderInput, ports []backends.PortBinding) record {
 		Config: backends.ContainerConfig{
 			Hostname: cs.Hostname, Domainname: cs.Domainname, User: cs.User, Env: cs.Env, Cmd: cs.Command,
 			Entrypoint: cs.Entrypoint, WorkingDir: cs.WorkingDir, TTY: cs.TTY, OpenStdin: cs.StdinOpen,
-			StopSignal: cs.StopSignal, RestartPolicy: cs.Restart, Privileged: cs.Privileged, Init: cs.Init,
+			StopSignal: cs.StopSignal.String(), RestartPolicy: cs.Restart, Privileged: cs.Privileged, Init: cs.Init,
 		},
 	}
 	if cs.StopTimeout != nil {

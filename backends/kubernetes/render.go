@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -137,14 +138,12 @@ func render(in renderInput) (rendered, error) {
 	if in.cfg.liveness && probe != nil {
 		c.LivenessProbe = probe.DeepCopy()
 	}
-	stopSignal := cs.StopSignal
-	if stopSignal != "" && stopSignal != "SIGTERM" {
+	if cs.StopSignal != 0 && cs.StopSignal != spec.Signal(syscall.SIGTERM) {
 		// Kubernetes sends SIGTERM. Stop sends the container's own signal
 		// first (kill inside the container); a preStop hook does the same
 		// when the pod is deleted by anyone else (needs kill in the
 		// image; without it the kubelet goes on with SIGTERM).
-		n, _ := spec.ParseSignal(stopSignal)
-		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: killCommand(n, cs.Init)}}}
+		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: killCommand(int(cs.StopSignal), cs.Init)}}}
 	}
 	pod.Containers = []corev1.Container{c}
 	if in.cs.Sidecar != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,13 +183,13 @@ func TestEventsAndVerbs(t *testing.T) {
 	if err := b.Restart(ctx, c.ID, backends.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Kill(ctx, c.ID, "SIGUSR1"); err != nil {
+	if err := b.Kill(ctx, c.ID, spec.Signal(syscall.SIGUSR1)); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := b.Wait(ctx, c.ID); err != nil || code != 42 {
 		t.Fatalf("wait after kill USR1: %d %v", code, err)
 	}
-	if err := b.Kill(ctx, c.ID, "SIGKILL"); !errdefs.IsConflict(err) {
+	if err := b.Kill(ctx, c.ID, spec.SIGKILL); !errdefs.IsConflict(err) {
 		t.Fatalf("kill of a stopped container: want Conflict, got %v", err)
 	}
 	if err := b.Remove(ctx, c.ID, backends.RemoveOptions{}); err != nil {

@@ -62,12 +62,12 @@ func (b *Backend) Stop(ctx context.Context, id string, o backends.StopOptions) e
 
 func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) error {
 	timeout := o.Timeout
-	if o.Signal != "" {
+	if o.Signal != 0 {
 		d, err := b.inspect(ctx, id)
 		if err != nil {
 			return err
 		}
-		if !sameSignal(o.Signal, stopSignalOf(d)) {
+		if o.Signal != stopSignalOf(d) {
 			grace := defaultStopTimeout
 			if o.Timeout != nil {
 				grace = *o.Timeout
@@ -99,23 +99,16 @@ func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) e
 	return err
 }
 
-// stopSignalOf is the container's stop signal as a name.
-func stopSignalOf(d containerInspect) string {
-	s := string(d.Config.StopSignal)
-	if s == "" {
-		return "SIGTERM"
-	}
-	if n, err := strconv.Atoi(s); err == nil {
-		return spec.SignalName(n)
-	}
-	return s
+// stopSignalOf is the container's stop signal (SIGTERM when it has none).
+func stopSignalOf(d containerInspect) spec.Signal {
+	return spec.SignalOr(string(d.Config.StopSignal), spec.SIGTERM)
 }
 
 // Restart stops (as Stop does) and starts the container again, with a
 // fresh healthcheck driver.
 func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions) error {
 	drv := b.driverOf(ctx, id)
-	if o.Signal != "" {
+	if o.Signal != 0 {
 		if err := b.stop(ctx, id, o); err != nil {
 			return fmt.Errorf("restart container %s: %w", id, err)
 		}
@@ -134,16 +127,10 @@ func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions
 	return b.Start(ctx, id)
 }
 
-// Kill sends a signal (SIGKILL when empty). A container that is not
+// Kill sends a signal (SIGKILL when 0). A container that is not
 // running is a Conflict.
-func (b *Backend) Kill(ctx context.Context, id string, signal string) error {
-	if signal == "" {
-		signal = "SIGKILL"
-	}
-	if n, ok := spec.ParseSignal(signal); ok {
-		signal = spec.SignalName(n)
-	}
-	err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "kill"), query: url.Values{"signal": {signal}}}, nil)
+func (b *Backend) Kill(ctx context.Context, id string, signal spec.Signal) error {
+	err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "kill"), query: url.Values{"signal": {cmp.Or(signal, spec.SIGKILL).String()}}}, nil)
 	if err != nil {
 		if strings.Contains(err.Error(), "can only kill running containers") && !errdefs.IsConflict(err) {
 			err = fmt.Errorf("%w: %w", err, errdefs.ErrConflict)
@@ -276,13 +263,3 @@ func (b *Backend) waitExit(ctx context.Context, id string) (int, error) {
 
 // seconds rounds a grace period up to whole seconds.
 func seconds(d time.Duration) int { return max(int(math.Ceil(d.Seconds())), 0) }
-
-func sameSignal(a, b string) bool {
-	norm := func(s string) string {
-		if n, ok := spec.ParseSignal(s); ok {
-			return strconv.Itoa(n)
-		}
-		return strings.ToUpper(s)
-	}
-	return norm(a) == norm(b)
-}

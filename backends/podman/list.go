@@ -239,7 +239,7 @@ func details(r containerInspect, networkIDs map[string]string) backends.Containe
 	d.Config = backends.ContainerConfig{
 		Hostname: c.Hostname, Domainname: r.HostConfig.Sysctls["kernel.domainname"], User: c.User,
 		Env: c.Env, Cmd: c.Cmd, Entrypoint: []string(c.Entrypoint), WorkingDir: c.WorkingDir,
-		TTY: c.Tty, OpenStdin: c.OpenStdin, StopSignal: stopSignalOf(r),
+		TTY: c.Tty, OpenStdin: c.OpenStdin, StopSignal: stopSignalOf(r).String(),
 		Healthcheck:   specHealthcheck(c.Healthcheck),
 		RestartPolicy: spec.RestartPolicy{Name: cmp.Or(r.HostConfig.RestartPolicy.Name, spec.RestartNo), MaxRetries: r.HostConfig.RestartPolicy.MaximumRetryCount},
 		Privileged:    r.HostConfig.Privileged,

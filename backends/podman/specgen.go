@@ -127,12 +127,8 @@ func mapCommand(cs backends.ContainerSpec, o buildOptions, s *specGenerator) {
 }
 
 func mapLifecycle(cs backends.ContainerSpec, o buildOptions, s *specGenerator) error {
-	if cs.StopSignal != "" {
-		n, ok := spec.ParseSignal(cs.StopSignal)
-		if !ok {
-			return invalid("stopSignal: %q is not a signal", cs.StopSignal)
-		}
-		s.StopSignal = n
+	if cs.StopSignal != 0 {
+		s.StopSignal = int(cs.StopSignal)
 	}
 	if cs.StopTimeout != nil {
 		secs := uint(max(math.Ceil(cs.StopTimeout.Seconds()), 0))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func fullSpec() backends.ContainerSpec {
 		Entrypoint: []string{"sh", "-c"}, Command: []string{"exec httpd -f"},
 		Env: []string{"A=1", "B=x=y"}, User: "1000:1000", WorkingDir: "/srv", Hostname: "web", Domainname: "example.test",
 		GroupAdd: []string{"65534"}, TTY: true, StdinOpen: true, Init: true, ReadOnly: true,
-		Restart: spec.RestartPolicy{Name: "on-failure", MaxRetries: 3}, StopSignal: "SIGUSR1", StopTimeout: &grace,
+		Restart: spec.RestartPolicy{Name: "on-failure", MaxRetries: 3}, StopSignal: spec.Signal(syscall.SIGUSR1), StopTimeout: &grace,
 		Healthcheck: &backends.Healthcheck{Test: []string{"CMD-SHELL", "true"}, Interval: time.Second, Timeout: 2 * time.Second, StartPeriod: 3 * time.Second, Retries: 4},
 		Networks:    []backends.NetworkAttachment{{Network: "shop_back", Key: "back", Aliases: []string{"web", "api"}, IPv4: "10.5.0.9"}, {Network: "shop_front", Key: "front", Aliases: []string{"web"}}},
 		Ports: []backends.PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}, {ContainerPort: 53, Protocol: "udp"},

@@ -53,7 +53,7 @@ type Options struct {
 func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 	cfg := &container.Config{
 		Image: cs.Image, Hostname: cs.Hostname, Domainname: cs.Domainname, User: cs.User, WorkingDir: cs.WorkingDir,
-		Tty: cs.TTY, OpenStdin: cs.StdinOpen, StdinOnce: cs.StdinOnce, StopSignal: cs.StopSignal,
+		Tty: cs.TTY, OpenStdin: cs.StdinOpen, StdinOnce: cs.StdinOnce, StopSignal: cs.StopSignal.String(),
 		Env: slices.Clone(cs.Env), Labels: maps.Clone(cs.Labels),
 	}
 	hc := &container.HostConfig{

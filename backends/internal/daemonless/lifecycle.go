@@ -1,6 +1,7 @@
 package daemonless
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,10 +126,7 @@ func (c *Core) Stop(ctx context.Context, id string, o backends.StopOptions) erro
 	if err != nil {
 		return err
 	}
-	so := monitor.StopOptions{Timeout: o.Timeout}
-	if n, ok := signalNumber(o.Signal); ok {
-		so.Signal = n
-	}
+	so := monitor.StopOptions{Timeout: o.Timeout, Signal: syscall.Signal(o.Signal)}
 	if st.Paused {
 		// A frozen process cannot act on the stop signal: thaw it, as
 		// dockerd does.
@@ -148,17 +146,14 @@ func (c *Core) Stop(ctx context.Context, id string, o backends.StopOptions) erro
 }
 
 // Kill sends a signal through the monitor.
-func (c *Core) Kill(ctx context.Context, id, signal string) error {
+func (c *Core) Kill(ctx context.Context, id string, signal spec.Signal) error {
 	st, err := c.Store().Find(ctx, id)
 	if err != nil {
 		return err
 	}
-	sig, ok := signalNumber(signal)
-	if !ok {
-		sig = syscall.SIGKILL
-	}
+	sig := cmp.Or(signal, spec.SIGKILL)
 	dir, _ := c.Records.Dir(st.ID)
-	_, err = monitor.Kill(ctx, dir, sig)
+	_, err = monitor.Kill(ctx, dir, syscall.Signal(sig))
 	if errors.Is(err, monitor.ErrNoMonitor) {
 		err = c.killOrphan(ctx, st.ID)
 	}
@@ -166,7 +161,7 @@ func (c *Core) Kill(ctx context.Context, id, signal string) error {
 		return fmt.Errorf("kill container %s: %w", st.Name, err)
 	}
 	c.Event("kill", st)
-	if sig == syscall.SIGKILL {
+	if sig == spec.SIGKILL {
 		// As dockerd does: a SIGKILLed container is seen stopped once
 		// kill returns (it cannot ignore the signal; this is the reaping).
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -205,7 +200,7 @@ func (c *Core) Remove(ctx context.Context, id string, o backends.RemoveOptions) 
 			return fmt.Errorf("container %s is running: stop it first, or remove with force: %w", st.Name, errdefs.ErrConflict)
 		}
 		zero := time.Duration(0)
-		if err := c.Stop(ctx, st.ID, backends.StopOptions{Signal: "SIGKILL", Timeout: &zero}); err != nil && !errdefs.IsNotFound(err) {
+		if err := c.Stop(ctx, st.ID, backends.StopOptions{Signal: spec.SIGKILL, Timeout: &zero}); err != nil && !errdefs.IsNotFound(err) {
 			return err
 		}
 	}
@@ -342,13 +337,4 @@ func (c *Core) Running(ctx context.Context, id string) (records.Container, int, 
 // NotRunning is the Conflict for a verb that needs a running container.
 func NotRunning(name string) error {
 	return fmt.Errorf("container %s is not running: %w", name, errdefs.ErrConflict)
-}
-
-// signalNumber turns a resolved signal name into its number.
-func signalNumber(name string) (syscall.Signal, bool) {
-	if name == "" {
-		return 0, false
-	}
-	n, ok := spec.ParseSignal(name)
-	return syscall.Signal(n), ok
 }

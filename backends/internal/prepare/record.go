@@ -6,7 +6,6 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
-	"github.com/cornus-dev/cornus/spec"
 )
 
 // Record is the monitor record of a created container: stopped, with
@@ -26,11 +25,7 @@ func Record(id, name string, cs backends.ContainerSpec, logMaxBytes int64, event
 			Events:      eventsDir,
 		},
 	}
-	if cs.StopSignal != "" {
-		if n, ok := spec.ParseSignal(cs.StopSignal); ok {
-			r.Supervision.StopSignal = syscall.Signal(n)
-		}
-	}
+	r.Supervision.StopSignal = syscall.Signal(cs.StopSignal)
 	if h := cs.Healthcheck; h != nil && !h.Disabled && len(h.Test) > 0 {
 		r.Supervision.Healthcheck = &monitor.Healthcheck{Test: h.Test, Interval: h.Interval, Timeout: h.Timeout,
 			StartPeriod: h.StartPeriod, StartInterval: h.StartInterval, Retries: h.Retries}

@@ -134,7 +134,7 @@ func (s *Store) Inspect(ctx context.Context, ref string) (backends.ContainerDeta
 	cs := st.Spec
 	d.Config = backends.ContainerConfig{
 		Hostname: cs.Hostname, Domainname: cs.Domainname, User: cs.User, Env: cs.Env, Cmd: cs.Command, Entrypoint: cs.Entrypoint,
-		WorkingDir: cs.WorkingDir, TTY: cs.TTY, OpenStdin: cs.StdinOpen, StopSignal: cs.StopSignal, RestartPolicy: cs.Restart,
+		WorkingDir: cs.WorkingDir, TTY: cs.TTY, OpenStdin: cs.StdinOpen, StopSignal: cs.StopSignal.String(), RestartPolicy: cs.Restart,
 		Privileged: cs.Privileged, Init: cs.Init,
 	}
 	if d.Config.Hostname == "" {
