@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/dockerapi/createbody"
 	"github.com/cornus-dev/cornus/internal/statustext"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -74,7 +75,7 @@ func inspect(d backends.ContainerDetails, autoRemove bool) container.InspectResp
 		},
 		HostConfig: &container.HostConfig{
 			NetworkMode: "bridge", AutoRemove: autoRemove, Privileged: cfg.Privileged, PortBindings: network.PortMap{},
-			RestartPolicy: restartPolicy(cfg.RestartPolicy),
+			RestartPolicy: createbody.RestartPolicy(cfg.RestartPolicy),
 		},
 		NetworkSettings: &container.NetworkSettings{Ports: network.PortMap{}, Networks: map[string]*network.EndpointSettings{}},
 	}
@@ -149,13 +150,6 @@ func mountPoints(ms []backends.MountPoint) []container.MountPoint {
 		out = append(out, container.MountPoint{Type: mount.Type(m.Type), Name: m.Name, Source: m.Source, Destination: m.Destination, RW: !m.ReadOnly})
 	}
 	return out
-}
-
-func restartPolicy(p spec.RestartPolicy) container.RestartPolicy {
-	if p.Name == "" {
-		return container.RestartPolicy{Name: "no"}
-	}
-	return container.RestartPolicy{Name: container.RestartPolicyMode(p.Name), MaximumRetryCount: p.MaxRetries}
 }
 
 func durOf(d *spec.Duration) time.Duration {

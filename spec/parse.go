@@ -18,8 +18,8 @@ const (
 
 // RestartPolicy is a parsed restart string.
 type RestartPolicy struct {
-	Name       string
-	MaxRetries int
+	Name       string `json:"name,omitempty"` // "" is "no"
+	MaxRetries int    `json:"maxRetries,omitempty"`
 }
 
 // ParseRestart parses "no", "always", "on-failure[:N]" or "unless-stopped".

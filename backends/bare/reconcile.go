@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // reconcile runs when a cornus command opens the backend, for every
@@ -45,7 +46,7 @@ func (b *Backend) reconcile(ctx context.Context) error {
 			continue // stopped or half-made in the runtime: its next start redoes it
 		}
 		switch r.Supervision.Restart.Name {
-		case monitor.RestartAlways, monitor.RestartUnlessStopped, monitor.RestartOnFailure:
+		case spec.RestartAlways, spec.RestartUnlessStopped, spec.RestartOnFailure:
 			if err := b.Start(ctx, r.ID); err != nil {
 				errs = append(errs, fmt.Errorf("restart %s after its supervision was lost: %w", r.Name, err))
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // plan is everything Create resolved for one container: the spec plus
@@ -101,9 +102,9 @@ func instanceBody(p plan) (instancesPost, error) {
 		cfg["security.privileged"] = "true"
 	}
 	switch cs.Restart.Name {
-	case "always":
+	case spec.RestartAlways:
 		cfg["boot.autostart"] = "true" // Docker starts these with the daemon
-	case "", "no", "on-failure":
+	case "", spec.RestartNo, spec.RestartOnFailure:
 		cfg["boot.autostart"] = "false"
 	}
 	if cs.StopTimeout != nil {

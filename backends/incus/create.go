@@ -230,11 +230,11 @@ func securityOpts(sec backends.Security, proc *procConfig) error {
 // monitorRecord is the record the container's init starts from.
 func monitorRecord(name string, cs backends.ContainerSpec, icfg imageConfig) monitor.Record {
 	sup := monitor.Supervision{
-		Restart:   monitor.RestartPolicy{Name: cs.Restart.Name, MaxRetries: cs.Restart.MaxRetries},
+		Restart:   cs.Restart,
 		StopGrace: cs.StopTimeout, OpenStdin: cs.StdinOpen, StdinOnce: cs.StdinOnce, TTY: cs.TTY,
 	}
 	if sup.Restart.Name == "" {
-		sup.Restart.Name = monitor.RestartNo
+		sup.Restart.Name = spec.RestartNo
 	}
 	sup.StopSignal = syscall.Signal(cs.StopSignal)
 	if n, ok := spec.ParseSignal(icfg.Config.StopSignal); ok && cs.StopSignal == 0 {

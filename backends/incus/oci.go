@@ -121,7 +121,7 @@ func ociInstanceBody(p plan, src instanceSource) (instancesPost, error) {
 		}
 	}
 	switch cs.Restart.Name {
-	case "always", "unless-stopped", "on-failure":
+	case spec.RestartAlways, spec.RestartUnlessStopped, spec.RestartOnFailure:
 		cfg["boot.autorestart"] = "true"
 	}
 	body.Config = cfg

@@ -136,9 +136,9 @@ func mapLifecycle(cs backends.ContainerSpec, o buildOptions, s *specGenerator) e
 	}
 	switch r := cs.Restart; r.Name {
 	case "", spec.RestartNo:
-	case "always", "unless-stopped":
+	case spec.RestartAlways, spec.RestartUnlessStopped:
 		s.Restart = r.Name
-	case "on-failure":
+	case spec.RestartOnFailure:
 		s.Restart = r.Name
 		if r.MaxRetries > 0 {
 			n := uint(r.MaxRetries)

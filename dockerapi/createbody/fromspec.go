@@ -1,6 +1,7 @@
 package createbody
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -18,6 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Request is everything the dockerhost backend sends to create a
@@ -62,7 +64,7 @@ func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 		Sysctls: maps.Clone(cs.Sysctls), ShmSize: cs.ShmSize, DNSSearch: slices.Clone(cs.DNSSearch), DNSOptions: slices.Clone(cs.DNSOptions),
 		PidMode: container.PidMode(nsMode(cs.PID)), IpcMode: container.IpcMode(nsMode(cs.IPC)), UTSMode: container.UTSMode(nsMode(cs.UTS)),
 		UsernsMode: container.UsernsMode(nsMode(cs.UserNS)), CgroupnsMode: container.CgroupnsMode(nsMode(cs.Cgroup)),
-		RestartPolicy: restartPolicy(cs.Restart.Name, cs.Restart.MaxRetries),
+		RestartPolicy: RestartPolicy(cs.Restart),
 	}
 	if cs.Init {
 		init := true
@@ -145,16 +147,13 @@ func nsMode(m backends.NamespaceMode) string {
 	return m.Kind
 }
 
-func restartPolicy(name string, retries int) container.RestartPolicy {
-	switch name {
-	case "always":
-		return container.RestartPolicy{Name: container.RestartPolicyAlways}
-	case "unless-stopped":
-		return container.RestartPolicy{Name: container.RestartPolicyUnlessStopped}
-	case "on-failure":
-		return container.RestartPolicy{Name: container.RestartPolicyOnFailure, MaximumRetryCount: retries}
+// RestartPolicy is Docker's form of a restart policy: the names are
+// Docker's, "" is "no", and only on-failure carries a retry count.
+func RestartPolicy(p spec.RestartPolicy) container.RestartPolicy {
+	if p.Name != spec.RestartOnFailure {
+		p.MaxRetries = 0
 	}
-	return container.RestartPolicy{Name: container.RestartPolicyDisabled}
+	return container.RestartPolicy{Name: container.RestartPolicyMode(cmp.Or(p.Name, spec.RestartNo)), MaximumRetryCount: p.MaxRetries}
 }
 
 func mapPorts(cs backends.ContainerSpec, cfg *container.Config, hc *container.HostConfig) error {

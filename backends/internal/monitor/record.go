@@ -3,6 +3,8 @@ package monitor
 import (
 	"syscall"
 	"time"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // RecordVersion is the format version written into every record.
@@ -22,14 +24,6 @@ const (
 const (
 	DesiredRunning = "running"
 	DesiredStopped = "stopped"
-)
-
-// Restart policy names.
-const (
-	RestartNo            = "no"
-	RestartAlways        = "always"
-	RestartOnFailure     = "on-failure"
-	RestartUnlessStopped = "unless-stopped"
 )
 
 // Health states.
@@ -95,12 +89,9 @@ type Supervision struct {
 	Events string `json:"events,omitempty"`
 }
 
-// RestartPolicy is a typed restart policy; MaxRetries (on-failure only)
-// of 0 means unlimited, as in Docker.
-type RestartPolicy struct {
-	Name       string `json:"name,omitempty"` // "" is "no"
-	MaxRetries int    `json:"maxRetries,omitempty"`
-}
+// RestartPolicy is the spec's (names spec.RestartNo and the rest; "" is
+// "no"); MaxRetries (on-failure only) of 0 means unlimited, as in Docker.
+type RestartPolicy = spec.RestartPolicy
 
 // Healthcheck is Docker's healthcheck model; zero durations and retries
 // take Docker's defaults. Test is ["CMD", args...] or ["CMD-SHELL",

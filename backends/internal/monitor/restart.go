@@ -1,6 +1,10 @@
 package monitor
 
-import "time"
+import (
+	"time"
+
+	"github.com/cornus-dev/cornus/spec"
+)
 
 // Docker's restart manager delays (moby restartmanager): 100 ms, doubled
 // on each restart, capped at a minute, back to 100 ms once a run lasted
@@ -35,9 +39,9 @@ func shouldRestart(p RestartPolicy, exitCode, restarts int, stopped bool) bool {
 		return false
 	}
 	switch p.Name {
-	case RestartAlways, RestartUnlessStopped:
+	case spec.RestartAlways, spec.RestartUnlessStopped:
 		return true
-	case RestartOnFailure:
+	case spec.RestartOnFailure:
 		return exitCode != 0 && (p.MaxRetries == 0 || restarts < p.MaxRetries)
 	}
 	return false

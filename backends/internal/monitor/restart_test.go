@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Locks down Docker's restart delays (moby restartmanager): 100 ms,
@@ -28,7 +30,7 @@ func TestNextBackoff(t *testing.T) {
 
 // Locks down the restart decision of each policy.
 func TestShouldRestart(t *testing.T) {
-	onFailure2 := RestartPolicy{Name: RestartOnFailure, MaxRetries: 2}
+	onFailure2 := RestartPolicy{Name: spec.RestartOnFailure, MaxRetries: 2}
 	for _, tc := range []struct {
 		p        RestartPolicy
 		code     int
@@ -37,13 +39,13 @@ func TestShouldRestart(t *testing.T) {
 		want     bool
 	}{
 		{RestartPolicy{}, 1, 0, false, false},
-		{RestartPolicy{Name: RestartNo}, 1, 0, false, false},
-		{RestartPolicy{Name: RestartAlways}, 0, 99, false, true},
-		{RestartPolicy{Name: RestartAlways}, 1, 0, true, false},
-		{RestartPolicy{Name: RestartUnlessStopped}, 0, 0, false, true},
-		{RestartPolicy{Name: RestartUnlessStopped}, 0, 0, true, false},
-		{RestartPolicy{Name: RestartOnFailure}, 0, 0, false, false},
-		{RestartPolicy{Name: RestartOnFailure}, 1, 1000, false, true},
+		{RestartPolicy{Name: spec.RestartNo}, 1, 0, false, false},
+		{RestartPolicy{Name: spec.RestartAlways}, 0, 99, false, true},
+		{RestartPolicy{Name: spec.RestartAlways}, 1, 0, true, false},
+		{RestartPolicy{Name: spec.RestartUnlessStopped}, 0, 0, false, true},
+		{RestartPolicy{Name: spec.RestartUnlessStopped}, 0, 0, true, false},
+		{RestartPolicy{Name: spec.RestartOnFailure}, 0, 0, false, false},
+		{RestartPolicy{Name: spec.RestartOnFailure}, 1, 1000, false, true},
 		{onFailure2, 1, 1, false, true},
 		{onFailure2, 1, 2, false, false},
 		{onFailure2, 1, 0, true, false},
@@ -76,7 +78,7 @@ func TestRestartNo(t *testing.T) {
 // ends on-failure at once.
 func TestRestartOnFailureCountsRetries(t *testing.T) {
 	t.Parallel()
-	p := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: RestartOnFailure, MaxRetries: 2}}},
+	p := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: spec.RestartOnFailure, MaxRetries: 2}}},
 		`echo run; exit 3`)
 	r := wait(t, p.dir)
 	if r.State.RestartCount != 2 || r.State.ExitCode != 3 || r.State.Status != StatusExited {
@@ -92,7 +94,7 @@ func TestRestartOnFailureCountsRetries(t *testing.T) {
 		}
 	}
 
-	ok := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: RestartOnFailure}}}, `exit 0`)
+	ok := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: spec.RestartOnFailure}}}, `exit 0`)
 	if r := wait(t, ok.dir); r.State.RestartCount != 0 {
 		t.Fatalf("on-failure restarted a success: %+v", r.State)
 	}
@@ -102,7 +104,7 @@ func TestRestartOnFailureCountsRetries(t *testing.T) {
 // stop, which ends the restarting for good.
 func TestRestartUntilStopped(t *testing.T) {
 	t.Parallel()
-	for _, policy := range []string{RestartAlways, RestartUnlessStopped} {
+	for _, policy := range []string{spec.RestartAlways, spec.RestartUnlessStopped} {
 		t.Run(policy, func(t *testing.T) {
 			t.Parallel()
 			p := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: policy}}}, `echo run; exit 0`)

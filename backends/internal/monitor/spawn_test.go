@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // longID is containerd-style: 64 hex digits.
@@ -182,7 +184,7 @@ func sessionOf(t *testing.T, pid int) string {
 func TestMonitorQuitStopsContainer(t *testing.T) {
 	t.Parallel()
 	records := t.TempDir()
-	r, err := spawn(t, records, Record{ID: "q", Supervision: Supervision{Restart: RestartPolicy{Name: RestartAlways}}}, ticker)
+	r, err := spawn(t, records, Record{ID: "q", Supervision: Supervision{Restart: RestartPolicy{Name: spec.RestartAlways}}}, ticker)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 func stopCtx(t *testing.T) context.Context {
@@ -20,7 +22,7 @@ func stopCtx(t *testing.T) context.Context {
 // own code well before the grace, and the record ends stopped.
 func TestStopTrappingProcessExitsWithItsCode(t *testing.T) {
 	t.Parallel()
-	p := startRun(t, Record{Supervision: Supervision{StopGrace: ptr(20 * time.Second), Restart: RestartPolicy{Name: RestartAlways}}},
+	p := startRun(t, Record{Supervision: Supervision{StopGrace: ptr(20 * time.Second), Restart: RestartPolicy{Name: spec.RestartAlways}}},
 		`trap 'exit 3' TERM; echo ready; while :; do sleep 0.05; done`)
 	waitFor(t, 20*time.Second, "the trap", func() bool { return strings.Contains(logText(t, p.dir), "ready") })
 	begin := time.Now()
@@ -61,7 +63,7 @@ func TestStopKillsAtGrace(t *testing.T) {
 // running; SIGKILL ends it for good despite restart always.
 func TestKillForwardsAndKillEnds(t *testing.T) {
 	t.Parallel()
-	p := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: RestartAlways}}},
+	p := startRun(t, Record{Supervision: Supervision{Restart: RestartPolicy{Name: spec.RestartAlways}}},
 		`trap 'echo got-usr1' USR1; echo ready; while :; do sleep 0.05; done`)
 	waitFor(t, 20*time.Second, "the trap", func() bool { return strings.Contains(logText(t, p.dir), "ready") })
 	r, err := Kill(stopCtx(t), p.dir, syscall.SIGUSR1)

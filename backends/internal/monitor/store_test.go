@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Locks down the Store round trip and its error classes: NotFound for a
@@ -28,7 +30,7 @@ func TestStoreReadWriteListRemove(t *testing.T) {
 	}
 	grace := 3 * time.Second
 	want := Record{ID: "b", Name: "web-1", Labels: map[string]string{"k": "v"}, Desired: DesiredRunning,
-		Supervision: Supervision{Restart: RestartPolicy{Name: RestartOnFailure, MaxRetries: 2}, StopGrace: &grace, StopSignal: syscall.SIGQUIT},
+		Supervision: Supervision{Restart: RestartPolicy{Name: spec.RestartOnFailure, MaxRetries: 2}, StopGrace: &grace, StopSignal: syscall.SIGQUIT},
 		State:       State{Status: StatusExited, ExitCode: 3, FinishedAt: time.Now().UTC().Round(0)}}
 	for _, r := range []Record{want, {ID: "a"}} {
 		if err := s.Write(r); err != nil {
@@ -135,8 +137,8 @@ func TestRecordValidate(t *testing.T) {
 		want string
 	}{
 		{"policy", Supervision{Restart: RestartPolicy{Name: "sometimes"}}, "supervision.restart.name"},
-		{"retries on always", Supervision{Restart: RestartPolicy{Name: RestartAlways, MaxRetries: 2}}, "supervision.restart.maxRetries"},
-		{"negative retries", Supervision{Restart: RestartPolicy{Name: RestartOnFailure, MaxRetries: -1}}, "supervision.restart.maxRetries"},
+		{"retries on always", Supervision{Restart: RestartPolicy{Name: spec.RestartAlways, MaxRetries: 2}}, "supervision.restart.maxRetries"},
+		{"negative retries", Supervision{Restart: RestartPolicy{Name: spec.RestartOnFailure, MaxRetries: -1}}, "supervision.restart.maxRetries"},
 		{"signal", Supervision{StopSignal: 99}, "supervision.stopSignal"},
 		{"grace", Supervision{StopGrace: ptr(-time.Second)}, "supervision.stopGrace"},
 		{"test", Supervision{Healthcheck: &Healthcheck{Test: []string{"curl"}}}, "supervision.healthcheck.test"},
@@ -149,7 +151,7 @@ func TestRecordValidate(t *testing.T) {
 			}
 		})
 	}
-	ok := Record{ID: "x", Supervision: Supervision{Restart: RestartPolicy{Name: RestartOnFailure, MaxRetries: 3},
+	ok := Record{ID: "x", Supervision: Supervision{Restart: RestartPolicy{Name: spec.RestartOnFailure, MaxRetries: 3},
 		Healthcheck: &Healthcheck{Test: []string{"CMD-SHELL", "true"}}}}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)

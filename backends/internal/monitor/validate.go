@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Validate checks what the backend sets in a record (identity and
@@ -21,11 +23,11 @@ func (r Record) Validate() error {
 	}
 	s := r.Supervision
 	switch s.Restart.Name {
-	case "", RestartNo, RestartAlways, RestartUnlessStopped:
+	case "", spec.RestartNo, spec.RestartAlways, spec.RestartUnlessStopped:
 		if s.Restart.MaxRetries != 0 {
 			bad("supervision.restart.maxRetries", "only on-failure takes a retry count")
 		}
-	case RestartOnFailure:
+	case spec.RestartOnFailure:
 		if s.Restart.MaxRetries < 0 {
 			bad("supervision.restart.maxRetries", "%d is negative", s.Restart.MaxRetries)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Record is the monitor record of a created container: stopped, with
@@ -16,7 +17,7 @@ func Record(id, name string, cs backends.ContainerSpec, logMaxBytes int64, event
 		Version: monitor.RecordVersion, ID: id, Name: name, Image: cs.Image, Labels: cs.Labels, Desired: monitor.DesiredStopped,
 		State: monitor.State{Status: monitor.StatusCreated},
 		Supervision: monitor.Supervision{
-			Restart:     monitor.RestartPolicy{Name: cmp.Or(cs.Restart.Name, monitor.RestartNo), MaxRetries: cs.Restart.MaxRetries},
+			Restart:     spec.RestartPolicy{Name: cmp.Or(cs.Restart.Name, spec.RestartNo), MaxRetries: cs.Restart.MaxRetries},
 			StopGrace:   cs.StopTimeout,
 			LogMaxBytes: logMaxBytes,
 			OpenStdin:   cs.StdinOpen,

@@ -20,7 +20,7 @@ func TestRecord(t *testing.T) {
 		t.Fatalf("record %+v", r)
 	}
 	s := r.Supervision
-	if s.Restart.Name != monitor.RestartNo || s.StopSignal != syscall.SIGINT || !s.TTY || s.LogMaxBytes != 1<<20 || s.Events != "/events" {
+	if s.Restart.Name != spec.RestartNo || s.StopSignal != syscall.SIGINT || !s.TTY || s.LogMaxBytes != 1<<20 || s.Events != "/events" {
 		t.Fatalf("supervision %+v", s)
 	}
 	if s.Healthcheck == nil || s.Healthcheck.Interval != time.Second {
