@@ -1,26 +1,19 @@
 package incus
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/coder/websocket"
 	"github.com/containerd/errdefs"
-)
 
-// Bounds on what the client buffers.
-const (
-	maxJSONBody  = 64 << 20 // one decoded JSON answer (every instance with its config)
-	maxErrorBody = 64 << 10 // an error answer
+	"github.com/cornus-dev/cornus/backends/internal/rest"
 )
 
 // client is a thin Incus REST client over the unix socket: JSON calls,
@@ -35,22 +28,18 @@ type client struct {
 
 func newClient(socket, project string) *client {
 	c := &client{socket: socket, project: project}
-	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+	dial := func(ctx context.Context) (net.Conn, error) {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "unix", socket)
 		if err != nil {
-			return nil, &unreachableError{socket: socket, err: err}
+			return nil, unreachable(socket, err)
 		}
 		return conn, nil
 	}
-	c.http = &http.Client{Transport: &http.Transport{
-		DialContext:         dial,
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}}
+	c.http = &http.Client{Transport: rest.Transport(dial)}
 	c.ws = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := dial(ctx, network, addr)
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			conn, err := dial(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -61,16 +50,10 @@ func newClient(socket, project string) *client {
 	return c
 }
 
-// unreachableError is a failed connection to incusd.
-type unreachableError struct {
-	socket string
-	err    error
+// unreachable is a failed connection to incusd.
+func unreachable(socket string, err error) *rest.UnreachableError {
+	return &rest.UnreachableError{At: "incus at " + socket, Hint: "start it with scripts/incus.sh, or set " + EnvSocket, Err: err}
 }
-
-func (e *unreachableError) Error() string {
-	return fmt.Sprintf("incus at %s unreachable (start it with scripts/incus.sh, or set %s): %v", e.socket, EnvSocket, e.err)
-}
-func (e *unreachableError) Unwrap() []error { return []error{e.err, errdefs.ErrUnavailable} }
 
 // request is one API call.
 type request struct {
@@ -100,28 +83,10 @@ func (c *client) url(r request) string {
 }
 
 func (c *client) build(ctx context.Context, r request) (*http.Request, error) {
-	var body io.Reader
-	header := r.header.Clone()
-	if header == nil {
-		header = http.Header{}
-	}
-	switch b := r.body.(type) {
-	case nil:
-	case io.Reader:
-		body = b
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s %s: %w", r.method, r.path, err)
-		}
-		body = bytes.NewReader(data)
-		header.Set("Content-Type", "application/json")
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), body)
+	req, err := rest.NewRequest(ctx, r.method, c.url(r), r.body, r.header)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
-	req.Header = header
 	return req, nil
 }
 
@@ -153,7 +118,7 @@ func (c *client) call(ctx context.Context, r request, out any) error {
 	}
 	defer resp.Body.Close()
 	var env response
-	if err := decodeJSON(resp.Body, &env); err != nil {
+	if err := rest.DecodeJSON(resp.Body, &env); err != nil {
 		return fmt.Errorf("read %s %s answer: %w", r.method, r.path, err)
 	}
 	switch env.Type {
@@ -182,7 +147,7 @@ func (c *client) start(ctx context.Context, r request) (operation, error) {
 	}
 	defer resp.Body.Close()
 	var env response
-	if err := decodeJSON(resp.Body, &env); err != nil {
+	if err := rest.DecodeJSON(resp.Body, &env); err != nil {
 		return operation{}, fmt.Errorf("read %s %s answer: %w", r.method, r.path, err)
 	}
 	var op operation
@@ -232,43 +197,18 @@ func unmarshalMeta(data json.RawMessage, out any) error {
 	return nil
 }
 
-// decodeJSON decodes one bounded JSON value.
-func decodeJSON(r io.Reader, out any) error {
-	lr := &io.LimitedReader{R: r, N: maxJSONBody + 1}
-	if err := json.NewDecoder(lr).Decode(out); err != nil {
-		if lr.N <= 0 {
-			return fmt.Errorf("answer larger than %d bytes: %w", maxJSONBody, errdefs.ErrResourceExhausted)
-		}
-		return err
-	}
-	return nil
-}
-
-// transportError classes a failed round trip: the caller's deadline or
-// cancellation stays as it is, anything else is Unavailable.
+// transportError classes a failed round trip (see rest.TransportError).
 func (c *client) transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	var unreachable *unreachableError
-	if errors.As(err, &unreachable) {
-		return unreachable
-	}
-	return &unreachableError{socket: c.socket, err: err}
+	return rest.TransportError(ctx, err, func(err error) *rest.UnreachableError { return unreachable(c.socket, err) })
 }
 
 // apiError turns a non-2xx answer into an errdefs-classed error.
 func apiError(resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var env response
-	msg := strings.TrimSpace(string(data))
-	if json.Unmarshal(data, &env) == nil && env.Error != "" {
-		msg = env.Error
-	}
-	if msg == "" {
-		msg = resp.Status
-	}
-	return fmt.Errorf("%s: %w", msg, classify(resp.StatusCode, msg))
+	return rest.APIError(resp, func(body []byte) string {
+		var env response
+		_ = json.Unmarshal(body, &env)
+		return env.Error
+	}, classify)
 }
 
 // classify maps an HTTP status (and, for Incus's answers that say more in
@@ -284,12 +224,9 @@ func classify(status int, msg string) error {
 		return errdefs.ErrConflict
 	case status == http.StatusBadRequest, strings.Contains(low, "invalid"):
 		return errdefs.ErrInvalidArgument
-	case status == http.StatusForbidden, status == http.StatusUnauthorized:
-		return errdefs.ErrPermissionDenied
-	case status == http.StatusNotImplemented:
-		return errdefs.ErrNotImplemented
-	case status == http.StatusServiceUnavailable:
-		return errdefs.ErrUnavailable
+	}
+	if class := rest.StatusClass(status); class != nil {
+		return class
 	}
 	return errdefs.ErrUnknown
 }

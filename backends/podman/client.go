@@ -2,7 +2,6 @@ package podman
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,18 +14,14 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/backends/internal/rest"
 )
 
 // apiPrefix is the libpod API path every call uses. Podman 4.3 answers the
 // /v5.0.0 prefix too (the version in the path is not checked against the
 // server's), so one prefix serves podman 4 and 5.
 const apiPrefix = "/v5.0.0/libpod"
-
-// Bounds on what the client buffers.
-const (
-	maxJSONBody  = 64 << 20 // one decoded JSON answer (a list of every container, image, ...)
-	maxErrorBody = 64 << 10 // an error answer
-)
 
 // client is a thin libpod REST client: JSON calls, raw streams and
 // hijacked connections over one endpoint. It classes every failure with
@@ -38,36 +33,25 @@ type client struct {
 
 func newClient(ep func() endpoint) *client {
 	c := &client{ep: ep}
-	tr := &http.Transport{
-		DialContext:         c.dial,
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	c.http = &http.Client{Transport: tr}
+	c.http = &http.Client{Transport: rest.Transport(c.dial)}
 	return c
 }
 
-// dial connects to the endpoint; the HTTP host in URLs is a placeholder.
-func (c *client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+// dial connects to the endpoint.
+func (c *client) dial(ctx context.Context) (net.Conn, error) {
 	ep := c.ep()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, ep.network, ep.address)
 	if err != nil {
-		return nil, &unreachableError{ep: ep, err: err}
+		return nil, unreachable(ep, err)
 	}
 	return conn, nil
 }
 
-// unreachableError is a failed connection to the endpoint.
-type unreachableError struct {
-	ep  endpoint
-	err error
+// unreachable is a failed connection to the endpoint.
+func unreachable(ep endpoint, err error) *rest.UnreachableError {
+	return &rest.UnreachableError{At: fmt.Sprintf("podman at %s", ep), Err: err}
 }
-
-func (e *unreachableError) Error() string {
-	return fmt.Sprintf("podman at %s unreachable: %v", e.ep, e.err)
-}
-func (e *unreachableError) Unwrap() []error { return []error{e.err, errdefs.ErrUnavailable} }
 
 // request is one API call.
 type request struct {
@@ -88,29 +72,7 @@ func (r request) url(ep endpoint) string {
 }
 
 func (r request) build(ctx context.Context, ep endpoint) (*http.Request, error) {
-	var body io.Reader
-	header := r.header.Clone()
-	if header == nil {
-		header = http.Header{}
-	}
-	switch b := r.body.(type) {
-	case nil:
-	case io.Reader:
-		body = b
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("encode request: %w", err)
-		}
-		body = bytes.NewReader(data)
-		header.Set("Content-Type", "application/json")
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, r.url(ep), body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header = header
-	return req, nil
+	return rest.NewRequest(ctx, r.method, r.url(ep), r.body, r.header)
 }
 
 // do sends r and returns the response when its status is 2xx (or
@@ -144,10 +106,10 @@ func (c *client) call(ctx context.Context, r request, out any) error {
 		return nil
 	}
 	if out == nil {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, rest.MaxErrorBody))
 		return nil
 	}
-	if err := decodeJSON(resp.Body, out); err != nil {
+	if err := rest.DecodeJSON(resp.Body, out); err != nil {
 		var syntax *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		if !errors.As(err, &syntax) && !errors.As(err, &typ) && !errdefs.IsResourceExhausted(err) {
@@ -158,30 +120,9 @@ func (c *client) call(ctx context.Context, r request, out any) error {
 	return nil
 }
 
-// decodeJSON decodes one bounded JSON value.
-func decodeJSON(r io.Reader, out any) error {
-	lr := &io.LimitedReader{R: r, N: maxJSONBody + 1}
-	if err := json.NewDecoder(lr).Decode(out); err != nil {
-		if lr.N <= 0 {
-			return fmt.Errorf("answer larger than %d bytes: %w", maxJSONBody, errdefs.ErrResourceExhausted)
-		}
-		return err
-	}
-	return nil
-}
-
-// transportError classes a failed round trip: the caller's own deadline
-// or cancellation stays as it is, anything else means podman cannot be
-// reached (or went away mid-call) and is Unavailable.
+// transportError classes a failed round trip (see rest.TransportError).
 func (c *client) transportError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	var unreachable *unreachableError
-	if errors.As(err, &unreachable) {
-		return unreachable
-	}
-	return &unreachableError{ep: c.ep(), err: err}
+	return rest.TransportError(ctx, err, func(err error) *rest.UnreachableError { return unreachable(c.ep(), err) })
 }
 
 // libpodError is podman's error answer.
@@ -193,16 +134,11 @@ type libpodError struct {
 
 // apiError turns a non-2xx answer into an errdefs-classed error.
 func apiError(resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	var e libpodError
-	msg := strings.TrimSpace(string(data))
-	if json.Unmarshal(data, &e) == nil && e.Message != "" {
-		msg = e.Message
-	}
-	if msg == "" {
-		msg = resp.Status
-	}
-	return fmt.Errorf("%s: %w", msg, classify(resp.StatusCode, msg))
+	return rest.APIError(resp, func(body []byte) string {
+		var e libpodError
+		_ = json.Unmarshal(body, &e)
+		return e.Message
+	}, classify)
 }
 
 // classify maps an HTTP status (and, for podman's 500s that are really
@@ -214,19 +150,8 @@ func classify(status int, msg string) error {
 	if strings.Contains(low, "only available for cgroup v2") || (strings.Contains(low, "rootless") && strings.Contains(low, "cgroup v1")) {
 		return errdefs.ErrNotImplemented
 	}
-	switch status {
-	case http.StatusBadRequest:
-		return errdefs.ErrInvalidArgument
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return errdefs.ErrPermissionDenied
-	case http.StatusNotFound:
-		return errdefs.ErrNotFound
-	case http.StatusConflict:
-		return errdefs.ErrConflict
-	case http.StatusNotImplemented:
-		return errdefs.ErrNotImplemented
-	case http.StatusServiceUnavailable:
-		return errdefs.ErrUnavailable
+	if class := rest.StatusClass(status); class != nil {
+		return class
 	}
 	switch {
 	case strings.Contains(low, "no such "), strings.Contains(low, "network not found"), strings.Contains(low, "image not known"):
@@ -262,7 +187,7 @@ func (h hijacked) Close() error { return h.Conn.Close() }
 // (or 101), hands the connection over as a raw stream.
 func (c *client) hijack(ctx context.Context, r request) (hijacked, error) {
 	ep := c.ep()
-	conn, err := c.dial(ctx, "", "")
+	conn, err := c.dial(ctx)
 	if err != nil {
 		return hijacked{}, err
 	}
