@@ -7,6 +7,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/termsize"
 )
 
 // Attach streams a container's stdio until its output ends (the container
@@ -35,7 +36,7 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 	done := make(chan struct{})
 	defer close(done)
 	if o.Resize != nil && tty {
-		go followResize(done, o.Resize, func(s backends.TermSize) error {
+		go termsize.Follow(done, o.Resize, func(s backends.TermSize) error {
 			_, err := b.cli.ContainerResize(ctx, id, client.ContainerResizeOptions{Height: s.Height, Width: s.Width})
 			return err
 		})

@@ -8,6 +8,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/termsize"
 )
 
 // Exec runs a process in a running container, streams its stdio and
@@ -40,12 +41,12 @@ func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 		return err
 	}
 	if o.TTY && o.Size != nil {
-		retryResize(ctx, resize, *o.Size)
+		termsize.Set(ctx, resize, *o.Size)
 	}
 	done := make(chan struct{})
 	defer close(done)
 	if o.TTY && o.Resize != nil {
-		go followResize(done, o.Resize, resize)
+		go termsize.Follow(done, o.Resize, resize)
 	}
 	if o.Stdin != nil {
 		go func() {
@@ -77,31 +78,6 @@ func (b *Backend) execExitCode(ctx context.Context, execID string) (int, error) 
 		case <-ctx.Done():
 			return -1, wrap(ctx.Err(), "inspect exec %s", execID)
 		case <-time.After(delay):
-		}
-	}
-}
-
-// retryResize sets the initial size; the process may not have its TTY
-// yet, so a few failures are retried (as the docker CLI does).
-func retryResize(ctx context.Context, resize func(backends.TermSize) error, s backends.TermSize) {
-	for i := 0; i < 10; i++ {
-		if resize(s) == nil || ctx.Err() != nil {
-			return
-		}
-		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
-	}
-}
-
-func followResize(done <-chan struct{}, ch <-chan backends.TermSize, resize func(backends.TermSize) error) {
-	for {
-		select {
-		case <-done:
-			return
-		case s, ok := <-ch:
-			if !ok {
-				return
-			}
-			_ = resize(s)
 		}
 	}
 }

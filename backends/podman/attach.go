@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/termsize"
 )
 
 // stdinEndGrace is how long output may still arrive after the attached
@@ -51,7 +52,7 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 	done := make(chan struct{})
 	defer close(done)
 	if o.Resize != nil && tty {
-		go followResize(done, o.Resize, func(s backends.TermSize) error {
+		go termsize.Follow(done, o.Resize, func(s backends.TermSize) error {
 			rq := url.Values{"h": {strconv.FormatUint(uint64(s.Height), 10)}, "w": {strconv.FormatUint(uint64(s.Width), 10)}}
 			err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "resize"), query: rq}, nil)
 			return err

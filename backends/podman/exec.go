@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/backends/internal/termsize"
 )
 
 // execStart is the body of POST /libpod/exec/{id}/start.
@@ -49,12 +50,12 @@ func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 	}
 	resize := func(s backends.TermSize) error { return b.resizeExec(ctx, execID, s) }
 	if o.TTY && o.Size != nil {
-		retryResize(ctx, resize, *o.Size)
+		termsize.Set(ctx, resize, *o.Size)
 	}
 	done := make(chan struct{})
 	defer close(done)
 	if o.TTY && o.Resize != nil {
-		go followResize(done, o.Resize, resize)
+		go termsize.Follow(done, o.Resize, resize)
 	}
 	if o.Stdin != nil {
 		go func() {
@@ -92,31 +93,6 @@ func (b *Backend) execExitCode(ctx context.Context, execID string) (int, error) 
 		case <-ctx.Done():
 			return -1, fmt.Errorf("inspect exec %s: %w", execID, ctx.Err())
 		case <-time.After(delay):
-		}
-	}
-}
-
-// retryResize sets the initial size; the process may not have its TTY
-// yet, so a few failures are retried.
-func retryResize(ctx context.Context, resize func(backends.TermSize) error, s backends.TermSize) {
-	for i := range 10 {
-		if resize(s) == nil || ctx.Err() != nil {
-			return
-		}
-		time.Sleep(time.Duration(i+1) * 10 * time.Millisecond)
-	}
-}
-
-func followResize(done <-chan struct{}, ch <-chan backends.TermSize, resize func(backends.TermSize) error) {
-	for {
-		select {
-		case <-done:
-			return
-		case s, ok := <-ch:
-			if !ok {
-				return
-			}
-			_ = resize(s)
 		}
 	}
 }

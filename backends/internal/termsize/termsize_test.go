@@ -1,0 +1,37 @@
+package termsize
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// Set retries a size the process could not take yet; Follow passes every
+// change on and ends when its channel closes.
+func TestSetAndFollow(t *testing.T) {
+	var got []backends.TermSize
+	fails := 3
+	resize := func(s backends.TermSize) error {
+		got = append(got, s)
+		if fails > 0 {
+			fails--
+			return errors.New("no tty yet")
+		}
+		return nil
+	}
+	Set(context.Background(), resize, backends.TermSize{Width: 80, Height: 24})
+	if len(got) != 4 {
+		t.Fatalf("Set tried %d times, want 4 (three failures, then the size)", len(got))
+	}
+	got = nil
+	ch := make(chan backends.TermSize, 2)
+	ch <- backends.TermSize{Width: 100, Height: 30}
+	ch <- backends.TermSize{Width: 120, Height: 40}
+	close(ch)
+	Follow(make(chan struct{}), ch, resize)
+	if len(got) != 2 || got[1].Width != 120 {
+		t.Fatalf("Follow passed %v", got)
+	}
+}
