@@ -79,22 +79,7 @@ func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 	}
 	req := Request{Config: cfg, HostConfig: hc}
 
-	// Command and entrypoint: nil keeps the image's; empty clears it.
-	switch {
-	case cs.Entrypoint == nil:
-	case len(cs.Entrypoint) == 0:
-		cfg.Entrypoint = []string{""}
-	default:
-		cfg.Entrypoint = slices.Clone(cs.Entrypoint)
-	}
-	switch {
-	case cs.Command == nil:
-	case len(cs.Command) == 0:
-		cfg.Cmd = []string{}
-		req.ClearCmd = cs.Entrypoint == nil
-	default:
-		cfg.Cmd = slices.Clone(cs.Command)
-	}
+	mapCommand(cs, &req)
 	if cs.StopTimeout != nil {
 		secs := int(math.Ceil(cs.StopTimeout.Seconds()))
 		cfg.StopTimeout = &secs
@@ -117,6 +102,39 @@ func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 	}
 	cfg.Healthcheck = healthConfig(cs.Healthcheck, o.StartInterval)
 	mapResources(cs.Resources, hc)
+	mapDevices(cs, hc)
+	if cs.Logging != nil {
+		hc.LogConfig = container.LogConfig{Type: cs.Logging.Driver, Config: maps.Clone(cs.Logging.Options)}
+	}
+	if p := cs.Platform; p != nil {
+		req.Platform = &ocispec.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}
+	}
+	return req, nil
+}
+
+// mapCommand sets the command and entrypoint: nil keeps the image's; empty
+// clears it.
+func mapCommand(cs backends.ContainerSpec, req *Request) {
+	switch {
+	case cs.Entrypoint == nil:
+	case len(cs.Entrypoint) == 0:
+		req.Config.Entrypoint = []string{""}
+	default:
+		req.Config.Entrypoint = slices.Clone(cs.Entrypoint)
+	}
+	switch {
+	case cs.Command == nil:
+	case len(cs.Command) == 0:
+		req.Config.Cmd = []string{}
+		req.ClearCmd = cs.Entrypoint == nil
+	default:
+		req.Config.Cmd = slices.Clone(cs.Command)
+	}
+}
+
+// mapDevices sets device mappings (the source path and rwm by default, as
+// the docker CLI does) and ulimits.
+func mapDevices(cs backends.ContainerSpec, hc *container.HostConfig) {
 	for _, d := range cs.Devices {
 		dm := container.DeviceMapping{PathOnHost: d.Source, PathInContainer: d.Target, CgroupPermissions: d.Permissions}
 		if dm.PathInContainer == "" {
@@ -130,13 +148,6 @@ func FromSpec(cs backends.ContainerSpec, o Options) (Request, error) {
 	for _, u := range cs.Ulimits {
 		hc.Ulimits = append(hc.Ulimits, &units.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
 	}
-	if cs.Logging != nil {
-		hc.LogConfig = container.LogConfig{Type: cs.Logging.Driver, Config: maps.Clone(cs.Logging.Options)}
-	}
-	if p := cs.Platform; p != nil {
-		req.Platform = &ocispec.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}
-	}
-	return req, nil
 }
 
 // nsMode is a namespace mode in Docker's words.

@@ -3,7 +3,6 @@ package createbody
 import (
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -48,81 +46,12 @@ func ToApp(in Input) (backends.ResolveInput, []string, error) {
 		labels = map[string]string{}
 	}
 
-	a := spec.App{
-		Name:              in.Name,
-		Image:             cfg.Image,
-		Hostname:          cfg.Hostname,
-		Domainname:        cfg.Domainname,
-		User:              cfg.User,
-		WorkingDir:        cfg.WorkingDir,
-		TTY:               cfg.Tty,
-		StdinOpen:         cfg.OpenStdin,
-		StopSignal:        cfg.StopSignal,
-		Labels:            maps.Clone(cfg.Labels),
-		Privileged:        hc.Privileged,
-		ReadOnly:          hc.ReadonlyRootfs,
-		CapAdd:            slices.Clone(hc.CapAdd),
-		CapDrop:           slices.Clone(hc.CapDrop),
-		SecurityOpt:       slices.Clone(hc.SecurityOpt),
-		GroupAdd:          slices.Clone(hc.GroupAdd),
-		DNSOptions:        slices.Clone(hc.DNSOptions),
-		DNSSearch:         slices.Clone(hc.DNSSearch),
-		Sysctls:           maps.Clone(hc.Sysctls),
-		ShmSize:           spec.Bytes(hc.ShmSize),
-		Init:              hc.Init,
-		PidMode:           string(hc.PidMode),
-		IpcMode:           ipcMode(hc.IpcMode),
-		UTSMode:           string(hc.UTSMode),
-		UsernsMode:        string(hc.UsernsMode),
-		CgroupnsMode:      string(hc.CgroupnsMode),
-		DeviceCgroupRules: slices.Clone(hc.DeviceCgroupRules),
+	a, err := appOf(in.Name, cfg, hc)
+	if err != nil {
+		return backends.ResolveInput{}, nil, err
 	}
 	if svc := labels["com.docker.compose.service"]; svc != "" {
 		a.Name = svc
-	}
-	if cfg.Entrypoint != nil {
-		a.Entrypoint = command(cfg.Entrypoint)
-	}
-	if cfg.Cmd != nil {
-		a.Command = command(cfg.Cmd)
-	}
-	if len(cfg.Env) > 0 {
-		a.Env = map[string]string{}
-		for _, kv := range cfg.Env {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				continue // "KEY" alone unsets KEY in the Engine
-			}
-			a.Env[k] = v
-		}
-	}
-	if cfg.StopTimeout != nil {
-		a.StopGracePeriod = spec.DurationOf(time.Duration(*cfg.StopTimeout) * time.Second)
-	}
-	if cfg.Healthcheck != nil {
-		a.Healthcheck = healthcheck(cfg.Healthcheck)
-	}
-	for _, d := range hc.DNS {
-		a.DNS = append(a.DNS, d.String())
-	}
-	for _, h := range hc.ExtraHosts {
-		host, ip, ok := strings.Cut(h, ":")
-		if !ok {
-			return backends.ResolveInput{}, warns, invalid("invalid extra host %q: expected HOST:IP", h)
-		}
-		if a.ExtraHosts == nil {
-			a.ExtraHosts = map[string][]string{}
-		}
-		a.ExtraHosts[host] = append(a.ExtraHosts[host], ip)
-	}
-	if rp := hc.RestartPolicy; rp.Name != "" && rp.Name != "no" {
-		a.Restart = string(rp.Name)
-		if rp.Name == "on-failure" && rp.MaximumRetryCount > 0 {
-			a.Restart += ":" + strconv.Itoa(rp.MaximumRetryCount)
-		}
-	}
-	if hc.LogConfig.Type != "" {
-		a.Logging = &spec.Logging{Driver: hc.LogConfig.Type, Options: maps.Clone(hc.LogConfig.Config)}
 	}
 	// The docker CLI sends --security-opt systempaths=unconfined as empty
 	// path lists; the spec (and so the host policy) says it as the option.
@@ -151,7 +80,126 @@ func ToApp(in Input) (backends.ResolveInput, []string, error) {
 	if err != nil {
 		return backends.ResolveInput{}, warns, err
 	}
-	for _, unsupported := range []struct {
+	for _, name := range unsupportedHostConfig(hc) {
+		warn("HostConfig.%s is not supported by cornus and was ignored", name)
+	}
+
+	ri := backends.ResolveInput{
+		App: a, Name: in.Name, Replica: 1, Labels: identityLabels(labels), Networks: nets, Volumes: vols,
+		StdinOnce: cfg.StdinOnce,
+	}
+	ri.Project = ri.Labels[backends.LabelProject]
+	if n, err := strconv.Atoi(labels["com.docker.compose.container-number"]); err == nil && n > 0 {
+		ri.Replica = n
+	}
+	return ri, warns, nil
+}
+
+// appOf reads the fields of a create request that map one to one onto an
+// app.
+func appOf(name string, cfg *container.Config, hc *container.HostConfig) (spec.App, error) {
+	a := spec.App{
+		Name:              name,
+		Image:             cfg.Image,
+		Hostname:          cfg.Hostname,
+		Domainname:        cfg.Domainname,
+		User:              cfg.User,
+		WorkingDir:        cfg.WorkingDir,
+		TTY:               cfg.Tty,
+		StdinOpen:         cfg.OpenStdin,
+		StopSignal:        cfg.StopSignal,
+		Labels:            maps.Clone(cfg.Labels),
+		Env:               readEnv(cfg.Env),
+		Privileged:        hc.Privileged,
+		ReadOnly:          hc.ReadonlyRootfs,
+		CapAdd:            slices.Clone(hc.CapAdd),
+		CapDrop:           slices.Clone(hc.CapDrop),
+		SecurityOpt:       slices.Clone(hc.SecurityOpt),
+		GroupAdd:          slices.Clone(hc.GroupAdd),
+		DNSOptions:        slices.Clone(hc.DNSOptions),
+		DNSSearch:         slices.Clone(hc.DNSSearch),
+		Sysctls:           maps.Clone(hc.Sysctls),
+		ShmSize:           spec.Bytes(hc.ShmSize),
+		Init:              hc.Init,
+		PidMode:           string(hc.PidMode),
+		IpcMode:           ipcMode(hc.IpcMode),
+		UTSMode:           string(hc.UTSMode),
+		UsernsMode:        string(hc.UsernsMode),
+		CgroupnsMode:      string(hc.CgroupnsMode),
+		DeviceCgroupRules: slices.Clone(hc.DeviceCgroupRules),
+		Restart:           restartOf(hc.RestartPolicy),
+	}
+	if cfg.Entrypoint != nil {
+		a.Entrypoint = command(cfg.Entrypoint)
+	}
+	if cfg.Cmd != nil {
+		a.Command = command(cfg.Cmd)
+	}
+	if cfg.StopTimeout != nil {
+		a.StopGracePeriod = spec.DurationOf(time.Duration(*cfg.StopTimeout) * time.Second)
+	}
+	if cfg.Healthcheck != nil {
+		a.Healthcheck = healthcheck(cfg.Healthcheck)
+	}
+	for _, d := range hc.DNS {
+		a.DNS = append(a.DNS, d.String())
+	}
+	if hc.LogConfig.Type != "" {
+		a.Logging = &spec.Logging{Driver: hc.LogConfig.Type, Options: maps.Clone(hc.LogConfig.Config)}
+	}
+	hosts, err := readExtraHosts(hc.ExtraHosts)
+	a.ExtraHosts = hosts
+	return a, err
+}
+
+// readEnv reads Config.Env; a "KEY" alone unsets KEY in the Engine, so it
+// is left out.
+func readEnv(env []string) map[string]string {
+	if len(env) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// readExtraHosts reads HostConfig.ExtraHosts, HOST:IP each.
+func readExtraHosts(hosts []string) (map[string][]string, error) {
+	var out map[string][]string
+	for _, h := range hosts {
+		host, ip, ok := strings.Cut(h, ":")
+		if !ok {
+			return nil, invalid("invalid extra host %q: expected HOST:IP", h)
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[host] = append(out[host], ip)
+	}
+	return out, nil
+}
+
+// restartOf writes an Engine restart policy in Compose's form.
+func restartOf(rp container.RestartPolicy) string {
+	if rp.Name == "" || rp.Name == "no" {
+		return ""
+	}
+	r := string(rp.Name)
+	if rp.Name == "on-failure" && rp.MaximumRetryCount > 0 {
+		r += ":" + strconv.Itoa(rp.MaximumRetryCount)
+	}
+	return r
+}
+
+// unsupportedHostConfig names the HostConfig fields a request sets that
+// cornus does not carry.
+func unsupportedHostConfig(hc *container.HostConfig) []string {
+	var names []string
+	for _, f := range []struct {
 		name string
 		set  bool
 	}{
@@ -169,20 +217,11 @@ func ToApp(in Input) (backends.ResolveInput, []string, error) {
 		{"BlkioDeviceReadIOps", len(hc.BlkioDeviceReadIOps) > 0}, {"BlkioDeviceWriteIOps", len(hc.BlkioDeviceWriteIOps) > 0},
 		{"Umask", hc.Umask != nil},
 	} {
-		if unsupported.set {
-			warn("HostConfig.%s is not supported by cornus and was ignored", unsupported.name)
+		if f.set {
+			names = append(names, f.name)
 		}
 	}
-
-	ri := backends.ResolveInput{
-		App: a, Name: in.Name, Replica: 1, Labels: identityLabels(labels), Networks: nets, Volumes: vols,
-		StdinOnce: cfg.StdinOnce,
-	}
-	ri.Project = ri.Labels[backends.LabelProject]
-	if n, err := strconv.Atoi(labels["com.docker.compose.container-number"]); err == nil && n > 0 {
-		ri.Replica = n
-	}
-	return ri, warns, nil
+	return names
 }
 
 // identityLabels adds cornus's labels to containers docker compose creates
@@ -302,113 +341,6 @@ func readPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, er
 		}
 	}
 	return out, nil
-}
-
-// mapStorage turns Binds, Mounts, Tmpfs and anonymous Config.Volumes into
-// spec mounts, volumes and tmpfs; named volumes are recorded in vols.
-func readStorage(a *spec.App, cfg *container.Config, hc *container.HostConfig, vols map[string]spec.Volume) error {
-	named := func(name string) {
-		if _, ok := vols[name]; !ok {
-			vols[name] = spec.Volume{Name: name}
-		}
-	}
-	targets := map[string]bool{}
-	for _, b := range hc.Binds {
-		parts := strings.Split(b, ":")
-		if len(parts) < 2 || len(parts) > 3 {
-			return invalid("invalid volume specification: '%s'", b)
-		}
-		src, dst := parts[0], parts[1]
-		opts := ""
-		if len(parts) == 3 {
-			opts = parts[2]
-		}
-		ro := false
-		propagation := ""
-		noCopy := false
-		for _, o := range strings.Split(opts, ",") {
-			switch o {
-			case "ro":
-				ro = true
-			case "rw", "", "z", "Z", "consistent", "cached", "delegated":
-			case "nocopy":
-				noCopy = true
-			case "private", "rprivate", "shared", "rshared", "slave", "rslave":
-				propagation = o
-			default:
-				return invalid("invalid mode: %s", o)
-			}
-		}
-		targets[path.Clean(dst)] = true
-		if path.IsAbs(src) {
-			a.Mounts = append(a.Mounts, spec.Mount{Source: src, Target: dst, ReadOnly: ro, CreateHostPath: true, Propagation: propagation})
-			continue
-		}
-		named(src)
-		a.Volumes = append(a.Volumes, spec.VolumeMount{Source: src, Target: dst, ReadOnly: ro, NoCopy: noCopy})
-	}
-	for _, m := range hc.Mounts {
-		targets[path.Clean(m.Target)] = true
-		switch m.Type {
-		case mount.TypeBind:
-			sm := spec.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
-			if m.BindOptions != nil {
-				sm.Propagation = string(m.BindOptions.Propagation)
-				sm.CreateHostPath = m.BindOptions.CreateMountpoint
-			}
-			a.Mounts = append(a.Mounts, sm)
-		case mount.TypeVolume, "":
-			vm := spec.VolumeMount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly}
-			if o := m.VolumeOptions; o != nil {
-				vm.NoCopy, vm.Subpath = o.NoCopy, o.Subpath
-				// Driver options create the volume if it does not exist
-				// yet, anonymous or named, as dockerd does.
-				if dc := o.DriverConfig; dc != nil && m.Source == "" {
-					vm.Driver, vm.DriverOpts = dc.Name, maps.Clone(dc.Options)
-				} else if dc != nil && m.Source != "" {
-					vols[m.Source] = spec.Volume{Name: m.Source, Driver: dc.Name, DriverOpts: maps.Clone(dc.Options)}
-				}
-			}
-			if m.Source != "" {
-				named(m.Source)
-			}
-			a.Volumes = append(a.Volumes, vm)
-		case mount.TypeTmpfs:
-			t := spec.Tmpfs{Target: m.Target}
-			if o := m.TmpfsOptions; o != nil {
-				t.Size, t.Mode = spec.Bytes(o.SizeBytes), spec.FileMode(o.Mode)
-			}
-			a.Tmpfs = append(a.Tmpfs, t)
-		default:
-			return invalid("mount type %q is not supported by cornus", m.Type)
-		}
-	}
-	for _, target := range slices.Sorted(maps.Keys(hc.Tmpfs)) {
-		t := spec.Tmpfs{Target: target}
-		for _, o := range strings.Split(hc.Tmpfs[target], ",") {
-			k, v, _ := strings.Cut(o, "=")
-			switch k {
-			case "size":
-				if b, err := spec.ParseBytes(v); err == nil {
-					t.Size = b
-				}
-			case "mode":
-				if m, err := spec.ParseFileMode(v); err == nil {
-					t.Mode = m
-				}
-			}
-		}
-		targets[path.Clean(target)] = true
-		a.Tmpfs = append(a.Tmpfs, t)
-	}
-	// Config.Volumes declares anonymous volumes (e.g. from the image);
-	// those already mounted otherwise are not repeated.
-	for _, target := range slices.Sorted(maps.Keys(cfg.Volumes)) {
-		if !targets[path.Clean(target)] {
-			a.Volumes = append(a.Volumes, spec.VolumeMount{Target: target})
-		}
-	}
-	return nil
 }
 
 // mapNetworks turns NetworkMode and EndpointsConfig into attachments; the
