@@ -91,7 +91,6 @@ func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan b
 }
 
 func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<- backends.Event) error {
-	evs := b.core.Events(b.cfg.namespace)
 	sel := fields.OneTermEqualSelector("source", eventSource).String()
 	live := o.Until.IsZero() || o.Until.After(time.Now())
 	// The history is read whole, however long that takes: Until bounds
@@ -101,7 +100,33 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 	if err != nil {
 		return err
 	}
-	send := func(e backends.Event) bool {
+	send := sender(ctx, o, out)
+	var lw liveWatch
+	if live {
+		// Watching starts before the history is sent: nothing falls
+		// between the two.
+		if lw, err = b.watchLive(ctx, sel, rv); err != nil {
+			return err
+		}
+		defer lw.stop()
+		if o.Subscribed != nil {
+			o.Subscribed()
+		}
+	}
+	for _, e := range history {
+		if !send(e) {
+			return nil
+		}
+	}
+	if !live {
+		return nil
+	}
+	return lw.follow(ctx, o.Until, send)
+}
+
+// sender sends an event the options select; false when ctx ended.
+func sender(ctx context.Context, o backends.EventOptions, out chan<- backends.Event) func(backends.Event) bool {
+	return func(e backends.Event) bool {
 		network := e.Action == "connect" || e.Action == "disconnect"
 		if (network && !o.Networks) || (!network && !matchLabels(e.Labels, o.Labels)) {
 			return true
@@ -116,50 +141,58 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 			return false
 		}
 	}
-	var ew, pw watch.Interface
-	var pods *podEvents
-	if live {
-		if ew, err = evs.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv}); err != nil {
-			return wrap(err, "watch events")
-		}
-		defer ew.Stop()
-		// The pods listed now are the baseline; the watch from the
-		// listing's version sends only what changed after it.
-		podSel := labels.Set{labelManagedBy: managedBy}.String()
-		list, err := b.core.Pods(b.cfg.namespace).List(ctx, metav1.ListOptions{LabelSelector: podSel})
-		if err != nil {
-			return wrap(err, "list pods")
-		}
-		pods = newPodEvents(list.Items)
-		if pw, err = b.core.Pods(b.cfg.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: podSel, ResourceVersion: list.ResourceVersion}); err != nil {
-			return wrap(err, "watch pods")
-		}
-		defer pw.Stop()
-		if o.Subscribed != nil {
-			o.Subscribed()
-		}
+}
+
+// liveWatch is the live part of an events stream: cornus's own Events
+// and the pods' changes (exits, restarts, health).
+type liveWatch struct {
+	events, pods watch.Interface
+	changes      *podEvents
+}
+
+// watchLive watches Events from version rv and the pods from now; the
+// pods listed now are the baseline, the watch from the listing's version
+// sends only what changed after it.
+func (b *Backend) watchLive(ctx context.Context, sel, rv string) (liveWatch, error) {
+	ew, err := b.core.Events(b.cfg.namespace).Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv})
+	if err != nil {
+		return liveWatch{}, wrap(err, "watch events")
 	}
-	for _, e := range history {
-		if !send(e) {
-			return nil
-		}
+	podSel := labels.Set{labelManagedBy: managedBy}.String()
+	list, err := b.core.Pods(b.cfg.namespace).List(ctx, metav1.ListOptions{LabelSelector: podSel})
+	if err != nil {
+		ew.Stop()
+		return liveWatch{}, wrap(err, "list pods")
 	}
-	if !live {
-		return nil
+	pw, err := b.core.Pods(b.cfg.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: podSel, ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		ew.Stop()
+		return liveWatch{}, wrap(err, "watch pods")
 	}
-	var until <-chan time.Time
-	if !o.Until.IsZero() {
-		t := time.NewTimer(time.Until(o.Until.Add(time.Second)))
+	return liveWatch{events: ew, pods: pw, changes: newPodEvents(list.Items)}, nil
+}
+
+func (lw liveWatch) stop() {
+	lw.events.Stop()
+	lw.pods.Stop()
+}
+
+// follow sends what the watches report until ctx ends, until passes (a
+// second late, for events stamped just before it) or a watch closes.
+func (lw liveWatch) follow(ctx context.Context, until time.Time, send func(backends.Event) bool) error {
+	var deadline <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until.Add(time.Second)))
 		defer t.Stop()
-		until = t.C
+		deadline = t.C
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-until:
+		case <-deadline:
 			return nil
-		case ev, ok := <-ew.ResultChan():
+		case ev, ok := <-lw.events.ResultChan():
 			if !ok {
 				return nil
 			}
@@ -168,7 +201,7 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 					return nil
 				}
 			}
-		case ev, ok := <-pw.ResultChan():
+		case ev, ok := <-lw.pods.ResultChan():
 			if !ok {
 				return nil
 			}
@@ -176,7 +209,7 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 			if !isPod || ev.Type == watch.Deleted {
 				continue
 			}
-			for _, e := range pods.changes(p) {
+			for _, e := range lw.changes.changes(p) {
 				if !send(e) {
 					return nil
 				}

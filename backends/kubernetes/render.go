@@ -67,48 +67,10 @@ const (
 func render(in renderInput) (rendered, error) {
 	cs := in.cs
 	out := rendered{labels: map[string]string{}, files: map[string][]byte{}}
-	c := corev1.Container{
-		Name:            containerName(cs.App),
-		Image:           cs.Image,
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		WorkingDir:      cs.WorkingDir,
-		TTY:             cs.TTY,
-		Stdin:           cs.StdinOpen,
-		StdinOnce:       cs.StdinOpen && cs.StdinOnce,
-		// The image's ENTRYPOINT stays unless the spec sets one.
-		Command: slices.Clone(cs.Entrypoint),
-		Args:    slices.Clone(cs.Command),
-		SecurityContext: &corev1.SecurityContext{
-			RunAsUser: in.uid, RunAsGroup: in.gid,
-		},
-	}
-	if cs.Entrypoint != nil && len(cs.Entrypoint) == 0 && cs.Command != nil {
-		// An entrypoint cleared to run the command alone.
-		c.Command, c.Args = slices.Clone(cs.Command), nil
-	}
-	for _, kv := range cs.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
-	}
-	pod := corev1.PodSpec{
-		RestartPolicy:                 restartPolicy(cs.Restart),
-		EnableServiceLinks:            ptr(false), // Docker injects no *_SERVICE_HOST variables
-		AutomountServiceAccountToken:  ptr(false), // nor API credentials
-		TerminationGracePeriodSeconds: ptr(int64(10)),
-		ShareProcessNamespace:         ptr(cs.Init),
-		SecurityContext:               &corev1.PodSecurityContext{SupplementalGroups: in.groups},
-	}
-	if cs.StopTimeout != nil {
-		pod.TerminationGracePeriodSeconds = ptr(int64(math.Ceil(cs.StopTimeout.Seconds())))
-	}
-	if cs.Hostname != "" {
-		if !isDNSLabel(cs.Hostname) {
-			return out, invalidf("hostname %q: Kubernetes needs an RFC 1123 label (lowercase letters, digits and '-', at most 63)", cs.Hostname)
-		}
-		pod.Hostname = cs.Hostname
-	}
-	if cs.Platform != nil {
-		pod.NodeSelector = map[string]string{"kubernetes.io/os": cs.Platform.OS, "kubernetes.io/arch": cs.Platform.Architecture}
+	c := renderContainer(in)
+	pod, err := renderPodSpec(in)
+	if err != nil {
+		return out, err
 	}
 	if err := renderNamespaces(cs, &pod); err != nil {
 		return out, err
@@ -154,6 +116,64 @@ func render(in renderInput) (rendered, error) {
 	out.pod = pod
 	out.rec = newRecord(in, ports)
 	return out, nil
+}
+
+// renderContainer is the app's container: image, command, environment,
+// terminal and user.
+func renderContainer(in renderInput) corev1.Container {
+	cs := in.cs
+	c := corev1.Container{
+		Name:            containerName(cs.App),
+		Image:           cs.Image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		WorkingDir:      cs.WorkingDir,
+		TTY:             cs.TTY,
+		Stdin:           cs.StdinOpen,
+		StdinOnce:       cs.StdinOpen && cs.StdinOnce,
+		// The image's ENTRYPOINT stays unless the spec sets one.
+		Command: slices.Clone(cs.Entrypoint),
+		Args:    slices.Clone(cs.Command),
+		SecurityContext: &corev1.SecurityContext{
+			RunAsUser: in.uid, RunAsGroup: in.gid,
+		},
+	}
+	if cs.Entrypoint != nil && len(cs.Entrypoint) == 0 && cs.Command != nil {
+		// An entrypoint cleared to run the command alone.
+		c.Command, c.Args = slices.Clone(cs.Command), nil
+	}
+	for _, kv := range cs.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
+	}
+	return c
+}
+
+// renderPodSpec is the pod around it: restart, grace period, hostname,
+// platform, and what Docker does not give a container (service links, API
+// credentials).
+func renderPodSpec(in renderInput) (corev1.PodSpec, error) {
+	cs := in.cs
+	pod := corev1.PodSpec{
+		RestartPolicy:                 restartPolicy(cs.Restart),
+		EnableServiceLinks:            ptr(false), // Docker injects no *_SERVICE_HOST variables
+		AutomountServiceAccountToken:  ptr(false), // nor API credentials
+		TerminationGracePeriodSeconds: ptr(int64(10)),
+		ShareProcessNamespace:         ptr(cs.Init),
+		SecurityContext:               &corev1.PodSecurityContext{SupplementalGroups: in.groups},
+	}
+	if cs.StopTimeout != nil {
+		pod.TerminationGracePeriodSeconds = ptr(int64(math.Ceil(cs.StopTimeout.Seconds())))
+	}
+	if cs.Hostname != "" {
+		if !isDNSLabel(cs.Hostname) {
+			return pod, invalidf("hostname %q: Kubernetes needs an RFC 1123 label (lowercase letters, digits and '-', at most 63)", cs.Hostname)
+		}
+		pod.Hostname = cs.Hostname
+	}
+	if cs.Platform != nil {
+		pod.NodeSelector = map[string]string{"kubernetes.io/os": cs.Platform.OS, "kubernetes.io/arch": cs.Platform.Architecture}
+	}
+	return pod, nil
 }
 
 func restartPolicy(r spec.RestartPolicy) corev1.RestartPolicy {

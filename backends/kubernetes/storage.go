@@ -18,15 +18,40 @@ import (
 // emptyDirs, and secrets and configs from the container's files Secret,
 // one file per mount.
 func renderStorage(in renderInput, pod *corev1.PodSpec, c *corev1.Container, files map[string][]byte) error {
-	cs := in.cs
-	vols := map[string]bool{}
-	addVolume := func(v corev1.Volume) {
-		if !vols[v.Name] {
-			vols[v.Name] = true
-			pod.Volumes = append(pod.Volumes, v)
-		}
+	ps := podStorage{pod: pod, c: c, have: map[string]bool{}}
+	if err := ps.volumes(in); err != nil {
+		return err
 	}
-	for i, v := range cs.Volumes {
+	if err := ps.binds(in.cs.Binds); err != nil {
+		return err
+	}
+	ps.memory(in.cs)
+	return ps.files(in, files)
+}
+
+// podStorage adds volumes to a pod, each once, and their mounts to its
+// container.
+type podStorage struct {
+	pod  *corev1.PodSpec
+	c    *corev1.Container
+	have map[string]bool
+}
+
+func (ps podStorage) add(v corev1.Volume, m corev1.VolumeMount) {
+	ps.addVolume(v)
+	ps.c.VolumeMounts = append(ps.c.VolumeMounts, m)
+}
+
+func (ps podStorage) addVolume(v corev1.Volume) {
+	if !ps.have[v.Name] {
+		ps.have[v.Name] = true
+		ps.pod.Volumes = append(ps.pod.Volumes, v)
+	}
+}
+
+// volumes mounts anonymous volumes, driver-option volumes and claims.
+func (ps podStorage) volumes(in renderInput) error {
+	for i, v := range in.cs.Volumes {
 		name := fmt.Sprintf("vol-%d", i)
 		m := corev1.VolumeMount{Name: name, MountPath: v.Target, ReadOnly: v.ReadOnly, SubPath: v.Subpath}
 		switch src, ok := in.volumes[v.Name]; {
@@ -35,29 +60,31 @@ func renderStorage(in renderInput, pod *corev1.PodSpec, c *corev1.Container, fil
 			if err != nil {
 				return err
 			}
-			addVolume(corev1.Volume{Name: name, VolumeSource: vs})
+			ps.add(corev1.Volume{Name: name, VolumeSource: vs}, m)
 		case !ok:
 			return invalidf("volumes[%d]: volume %q was not prepared (EnsureVolume)", i, v.Name)
 		case src.direct != nil:
-			addVolume(corev1.Volume{Name: name, VolumeSource: *src.direct})
+			ps.add(corev1.Volume{Name: name, VolumeSource: *src.direct}, m)
 		default:
 			// One pod volume per claim, however often it is mounted.
-			name = "pvc-" + shortHash(src.claim)
-			m.Name = name
-			addVolume(corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			m.Name = "pvc-" + shortHash(src.claim)
+			ps.add(corev1.Volume{Name: m.Name, VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.claim},
-			}})
+			}}, m)
 		}
-		c.VolumeMounts = append(c.VolumeMounts, m)
 	}
-	for i, b := range cs.Binds {
+	return nil
+}
+
+// binds mounts host paths.
+func (ps podStorage) binds(binds []backends.Bind) error {
+	for i, b := range binds {
 		name := fmt.Sprintf("bind-%d", i)
 		// No hostPath type, even with CreateHostPath: DirectoryOrCreate
 		// fails on an existing file (a Compose bind of one file), while
 		// the runtime (containerd's and CRI-O's CRI) binds what exists as
 		// it is and makes a missing source a directory, as Docker does.
 		hp := &corev1.HostPathVolumeSource{Path: b.Source}
-		addVolume(corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: hp}})
 		m := corev1.VolumeMount{Name: name, MountPath: b.Target, ReadOnly: b.ReadOnly}
 		switch strings.TrimPrefix(b.Propagation, "r") {
 		case "", "private":
@@ -68,43 +95,54 @@ func renderStorage(in renderInput, pod *corev1.PodSpec, c *corev1.Container, fil
 		default:
 			return invalidf("mounts[%d].propagation %q", i, b.Propagation)
 		}
-		c.VolumeMounts = append(c.VolumeMounts, m)
+		ps.add(corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: hp}}, m)
 	}
+	return nil
+}
+
+// memory mounts tmpfs and /dev/shm as memory-backed emptyDirs.
+func (ps podStorage) memory(cs backends.ContainerSpec) {
 	for i, t := range cs.Tmpfs {
 		name := fmt.Sprintf("tmpfs-%d", i)
 		ed := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}
 		if t.Size > 0 {
 			ed.SizeLimit = resource.NewQuantity(t.Size, resource.BinarySI)
 		}
-		addVolume(corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: ed}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: t.Target})
+		ps.add(corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: ed}}, corev1.VolumeMount{Name: name, MountPath: t.Target})
 	}
 	if cs.ShmSize > 0 {
-		addVolume(corev1.Volume{Name: shmVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+		ps.add(corev1.Volume{Name: shmVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
 			Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(cs.ShmSize, resource.BinarySI),
-		}}})
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: shmVolume, MountPath: "/dev/shm"})
+		}}}, corev1.VolumeMount{Name: shmVolume, MountPath: "/dev/shm"})
 	}
-	if len(cs.Files) > 0 {
-		sv := &corev1.SecretVolumeSource{SecretName: in.name, DefaultMode: ptr(int32(0o444))}
-		for i, f := range cs.Files {
-			key := fmt.Sprintf("f%d", i)
-			files[key] = f.Content
-			mode := int32(f.Mode & 0o777)
-			if f.Mode == 0 {
-				mode = 0o444
-			}
-			sv.Items = append(sv.Items, corev1.KeyToPath{Key: key, Path: key, Mode: ptr(mode)})
-			target := f.Target
-			if !path.IsAbs(target) {
-				return invalidf("secret or config target %q is not an absolute path", target)
-			}
-			// subPath mounts the file itself (not the Secret volume's
-			// symlink), with its own mode.
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: filesVolume, MountPath: target, SubPath: key, ReadOnly: true})
+}
+
+// files mounts secrets and configs from the container's files Secret, one
+// file per mount (the Secret's content goes into files).
+func (ps podStorage) files(in renderInput, files map[string][]byte) error {
+	if len(in.cs.Files) == 0 {
+		return nil
+	}
+	sv := &corev1.SecretVolumeSource{SecretName: in.name, DefaultMode: ptr(int32(0o444))}
+	var mounts []corev1.VolumeMount
+	for i, f := range in.cs.Files {
+		key := fmt.Sprintf("f%d", i)
+		files[key] = f.Content
+		mode := int32(f.Mode & 0o777)
+		if f.Mode == 0 {
+			mode = 0o444
 		}
-		addVolume(corev1.Volume{Name: filesVolume, VolumeSource: corev1.VolumeSource{Secret: sv}})
+		sv.Items = append(sv.Items, corev1.KeyToPath{Key: key, Path: key, Mode: ptr(mode)})
+		target := f.Target
+		if !path.IsAbs(target) {
+			return invalidf("secret or config target %q is not an absolute path", target)
+		}
+		// subPath mounts the file itself (not the Secret volume's
+		// symlink), with its own mode.
+		mounts = append(mounts, corev1.VolumeMount{Name: filesVolume, MountPath: target, SubPath: key, ReadOnly: true})
 	}
+	ps.c.VolumeMounts = append(ps.c.VolumeMounts, mounts...)
+	ps.addVolume(corev1.Volume{Name: filesVolume, VolumeSource: corev1.VolumeSource{Secret: sv}})
 	return nil
 }
 

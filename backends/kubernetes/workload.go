@@ -124,14 +124,9 @@ func (b *Backend) getWorkload(ctx context.Context, name string) (workload, bool,
 // template is immutable), then waits for the template's replicas to start
 // and the old ones to go, numbers the new ones and publishes their names.
 func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (backends.WorkloadResult, error) {
-	cs := w.Template
-	name := workloadName(cs.Project, cs.App)
-	hash := cs.Labels[backends.LabelConfigHash]
+	t := targetOf(w)
+	name, hash, kind := t.name, t.hash, t.kind
 	begin := time.Now().Add(-time.Second) // creation times are in whole seconds
-	kind := kindDeployment
-	if w.Complete {
-		kind = kindJob
-	}
 	cur, found, err := b.getWorkload(ctx, name)
 	if err != nil {
 		return backends.WorkloadResult{}, err
@@ -144,35 +139,7 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 		}
 		found, same = false, false
 	}
-	oldFiles := ""
-	switch {
-	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0 &&
-		equality.Semantic.DeepEqual(cur.dep.Spec.Strategy, strategy(w.Update))):
-		// Unchanged: wait for what may still be starting.
-	case same:
-		// Scaled, or replicas were stopped: the spec's number runs; on a
-		// scale down the highest numbers go, as docker compose's do.
-		if err := b.markSurplus(ctx, cur, w.Replicas); err != nil {
-			return backends.WorkloadResult{}, err
-		}
-		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
-			d.Spec.Replicas, d.Spec.Strategy = ptr(int32(w.Replicas)), strategy(w.Update)
-			setStopped(d, nil)
-		})
-	default:
-		var tmpl corev1.PodTemplateSpec
-		if tmpl, err = b.podTemplate(ctx, w, name, hash); err != nil {
-			return backends.WorkloadResult{}, fmt.Errorf("create %s: %w", cs.App, err)
-		}
-		if found {
-			oldFiles = filesSecretOf(cur.template().Spec)
-		}
-		if err = b.putWorkload(ctx, w, name, kind, tmpl, found); err != nil {
-			if files := filesSecretOf(tmpl.Spec); files != "" && files != oldFiles {
-				_ = b.core.Secrets(b.cfg.namespace).Delete(context.WithoutCancel(ctx), files, metav1.DeleteOptions{})
-			}
-		}
-	}
+	oldFiles, err := b.changeWorkload(ctx, w, t, cur, found, same)
 	if err != nil {
 		return backends.WorkloadResult{}, err
 	}
@@ -207,6 +174,55 @@ func (b *Backend) ApplyWorkload(ctx context.Context, w backends.WorkloadSpec) (b
 		res.Replicas = append(res.Replicas, b.view(c.rec, c.pod, healthInfo{}).Container)
 	}
 	return res, nil
+}
+
+// workloadTarget is what a workload spec applies to: the workload's name
+// and kind, and the template's config hash.
+type workloadTarget struct{ name, hash, kind string }
+
+func targetOf(w backends.WorkloadSpec) workloadTarget {
+	t := workloadTarget{name: workloadName(w.Template.Project, w.Template.App), hash: w.Template.Labels[backends.LabelConfigHash], kind: kindDeployment}
+	if w.Complete {
+		t.kind = kindJob
+	}
+	return t
+}
+
+// changeWorkload brings a workload to w: nothing when it is the same, a
+// scale when only the replica count or update settings changed, else a new
+// template. It returns the files Secret of the template replaced, for the
+// caller to delete once the new one runs.
+func (b *Backend) changeWorkload(ctx context.Context, w backends.WorkloadSpec, t workloadTarget, cur workload, found, same bool) (oldFiles string, err error) {
+	name, hash, kind := t.name, t.hash, t.kind
+	switch {
+	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0 &&
+		equality.Semantic.DeepEqual(cur.dep.Spec.Strategy, strategy(w.Update))):
+		// Unchanged: wait for what may still be starting.
+	case same:
+		// Scaled, or replicas were stopped: the spec's number runs; on a
+		// scale down the highest numbers go, as docker compose's do.
+		if err := b.markSurplus(ctx, cur, w.Replicas); err != nil {
+			return "", err
+		}
+		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
+			d.Spec.Replicas, d.Spec.Strategy = ptr(int32(w.Replicas)), strategy(w.Update)
+			setStopped(d, nil)
+		})
+	default:
+		var tmpl corev1.PodTemplateSpec
+		if tmpl, err = b.podTemplate(ctx, w, name, hash); err != nil {
+			return "", fmt.Errorf("create %s: %w", w.Template.App, err)
+		}
+		if found {
+			oldFiles = filesSecretOf(cur.template().Spec)
+		}
+		if err = b.putWorkload(ctx, w, name, kind, tmpl, found); err != nil {
+			if files := filesSecretOf(tmpl.Spec); files != "" && files != oldFiles {
+				_ = b.core.Secrets(b.cfg.namespace).Delete(context.WithoutCancel(ctx), files, metav1.DeleteOptions{})
+			}
+		}
+	}
+	return oldFiles, err
 }
 
 func ptrOr[T any](p *T, def T) T {

@@ -45,54 +45,17 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 			return nil, wrap(err, "list the pods of %s %s", w.kind, w.name)
 		}
 		last = list.Items
-		current, ready, others := 0, 0, 0
-		for i := range list.Items {
-			p := &list.Items[i]
-			if p.Annotations[annConfigHash] != hash || p.Annotations[annForced] != forced || p.DeletionTimestamp != nil {
-				others++
-				continue
-			}
-			c, ok := workloadContainer(p, 0)
-			if !ok {
-				continue
-			}
-			current++
-			ok, err := started(p, c.rec)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				ready++
-			}
-			if time.Since(checked) > 3*time.Second {
-				if why := b.startFailure(wctx, p); why != "" {
-					return nil, fmt.Errorf("start %s: %s: %w", c.rec.App, why, errdefs.ErrFailedPrecondition)
-				}
-			}
-		}
-		if time.Since(checked) > 3*time.Second {
+		// Every 3 s, ask why a pod is not starting.
+		check := time.Since(checked) > 3*time.Second
+		if check {
 			checked = time.Now()
 		}
+		current, ready, others, err := b.countPods(wctx, list.Items, hash, forced, check)
+		if err != nil {
+			return nil, err
+		}
 		if rolled && current == want && ready == want && others == 0 {
-			var reserved map[int]bool
-			if w.dep != nil {
-				reserved = map[int]bool{}
-				for n := range stoppedOf(w.dep) {
-					reserved[n] = true
-				}
-			}
-			cs, err := b.numberReplicas(ctx, list.Items, reserved)
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range cs {
-				// A replica the workload made since (a pod deleted by
-				// anyone) resolves by its names from now on.
-				if err := b.publish(ctx, c); err != nil {
-					return nil, err
-				}
-			}
-			return cs, nil
+			return b.finishReplicas(ctx, w, list.Items)
 		}
 		select {
 		case <-wctx.Done():
@@ -113,6 +76,61 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 	}
 	return nil, fmt.Errorf("%s %s: its %d replicas did not start within %s%s (set %s to wait longer): %w",
 		w.kind, w.name, want, b.cfg.startTimeout, why, EnvStartTimeout, errdefs.ErrUnavailable)
+}
+
+// countPods counts the pods of the template (hash, forced) there are and
+// those started, and the pods of other templates still there; with check
+// set it fails with what keeps a pod of the template from starting.
+func (b *Backend) countPods(ctx context.Context, pods []corev1.Pod, hash, forced string, check bool) (current, ready, others int, err error) {
+	for i := range pods {
+		p := &pods[i]
+		if p.Annotations[annConfigHash] != hash || p.Annotations[annForced] != forced || p.DeletionTimestamp != nil {
+			others++
+			continue
+		}
+		c, ok := workloadContainer(p, 0)
+		if !ok {
+			continue
+		}
+		current++
+		ok, err := started(p, c.rec)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if ok {
+			ready++
+		}
+		if check {
+			if why := b.startFailure(ctx, p); why != "" {
+				return 0, 0, 0, fmt.Errorf("start %s: %s: %w", c.rec.App, why, errdefs.ErrFailedPrecondition)
+			}
+		}
+	}
+	return current, ready, others, nil
+}
+
+// finishReplicas numbers a workload's started replicas (around the numbers
+// of stopped ones) and publishes their names.
+func (b *Backend) finishReplicas(ctx context.Context, w workload, pods []corev1.Pod) ([]container, error) {
+	var reserved map[int]bool
+	if w.dep != nil {
+		reserved = map[int]bool{}
+		for n := range stoppedOf(w.dep) {
+			reserved[n] = true
+		}
+	}
+	cs, err := b.numberReplicas(ctx, pods, reserved)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		// A replica the workload made since (a pod deleted by anyone)
+		// resolves by its names from now on.
+		if err := b.publish(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
 }
 
 // rolledOut reports whether the Deployment's controller has seen its
