@@ -65,6 +65,22 @@ type devicePlan struct {
 
 // instanceBody maps a plan onto POST /1.0/instances. It does no I/O.
 func instanceBody(p plan) (instancesPost, error) {
+	cfg, err := instanceConfig(p)
+	if err != nil {
+		return instancesPost{}, err
+	}
+	body := instancesPost{
+		Name: p.Name, Type: "container", Source: instanceSource{Type: "image", Fingerprint: p.Image},
+		Config: cfg, Devices: instanceDevices(p), Profiles: []string{"default"},
+		Description: "cornus " + p.Spec.Name,
+	}
+	return body, checkBodyText(body)
+}
+
+// instanceConfig is the instance's config: cornus's record of the
+// container (keys under user.cornus.), its environment, limits, and how
+// it starts and stops.
+func instanceConfig(p plan) (map[string]string, error) {
 	cs := p.Spec
 	cfg := map[string]string{
 		keyManaged: "true", keyID: p.ID, keyName: cs.Name, keyProject: cs.Project, keyApp: cs.App,
@@ -96,7 +112,7 @@ func instanceBody(p plan) (instancesPost, error) {
 		}
 	}
 	if err := limits(cfg, cs); err != nil {
-		return instancesPost{}, err
+		return nil, err
 	}
 	if cs.Privileged {
 		cfg["security.privileged"] = "true"
@@ -112,10 +128,15 @@ func instanceBody(p plan) (instancesPost, error) {
 	}
 	raw, err := rawLXC(p)
 	if err != nil {
-		return instancesPost{}, err
+		return nil, err
 	}
 	cfg["raw.lxc"] = raw
+	return cfg, nil
+}
 
+// instanceDevices are the instance's devices: cornus's binaries and
+// records, NICs, published ports as proxy devices, disks and devices.
+func instanceDevices(p plan) map[string]map[string]string {
 	devices := map[string]map[string]string{
 		"cornus-bin":     {"type": "disk", "source": p.BinDir, "path": ctrBinDir, "readonly": "true"},
 		"cornus-records": {"type": "disk", "source": p.RecordDir, "path": ctrRecords + "/" + p.Name},
@@ -165,12 +186,7 @@ func instanceBody(p plan) (instancesPost, error) {
 	for i, d := range p.Devices {
 		devices[fmt.Sprintf("dev%d", i)] = map[string]string{"type": d.Type, "source": d.Source, "path": d.Path}
 	}
-	body := instancesPost{
-		Name: p.Name, Type: "container", Source: instanceSource{Type: "image", Fingerprint: p.Image},
-		Config: cfg, Devices: devices, Profiles: []string{"default"},
-		Description: "cornus " + cs.Name,
-	}
-	return body, checkBodyText(body)
+	return devices
 }
 
 // rawLXC is the LXC configuration Incus passes through: cornus's init as

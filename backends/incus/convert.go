@@ -275,57 +275,13 @@ type layerEntry struct{ l, n int }
 // and rootfs/) to w: the layers applied in order, whiteouts (.wh.NAME,
 // .wh..wh..opq) removing what lower layers had.
 func flatten(img sourceImage, meta []byte, w io.Writer) error {
-	final := map[string]layerEntry{}
-	for l, layer := range img.Layers {
-		n := 0
-		err := eachEntry(layer, func(hdr *tar.Header, _ io.Reader) error {
-			n++
-			if n > maxEntries {
-				return fmt.Errorf("more than %d entries: %w", maxEntries, errdefs.ErrInvalidArgument)
-			}
-			p := entryPath(hdr.Name)
-			if p == "" {
-				return nil
-			}
-			dir, base := path.Split(p)
-			dir = strings.TrimSuffix(dir, "/")
-			switch {
-			case base == ".wh..wh..opq":
-				removeBelow(final, dir, l, false)
-			case strings.HasPrefix(base, ".wh."):
-				removeBelow(final, path.Join(dir, strings.TrimPrefix(base, ".wh.")), l, true)
-			default:
-				final[p] = layerEntry{l, n}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("image layer %d: %w", l+1, err)
-		}
+	final, err := finalEntries(img)
+	if err != nil {
+		return err
 	}
 	tw := tar.NewWriter(w)
-	now := time.Unix(0, 0)
-	if err := tw.WriteHeader(&tar.Header{Name: "metadata.yaml", Mode: 0o644, Size: int64(len(meta)), ModTime: now, Typeflag: tar.TypeReg}); err != nil {
+	if err := writeSkeleton(tw, meta, final); err != nil {
 		return err
-	}
-	if _, err := tw.Write(meta); err != nil {
-		return err
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: "rootfs/", Mode: 0o755, ModTime: now, Typeflag: tar.TypeDir}); err != nil {
-		return err
-	}
-	// What LXC mounts on, where the image has none.
-	for _, d := range []string{"dev", "proc", "sys", "tmp", "etc", "run", "root"} {
-		if _, ok := final[d]; ok {
-			continue
-		}
-		mode := int64(0o755)
-		if d == "tmp" {
-			mode = 0o1777
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: "rootfs/" + d + "/", Mode: mode, ModTime: now, Typeflag: tar.TypeDir}); err != nil {
-			return err
-		}
 	}
 	for l, layer := range img.Layers {
 		n := 0
@@ -358,6 +314,69 @@ func flatten(img sourceImage, meta []byte, w io.Writer) error {
 		}
 	}
 	return tw.Close()
+}
+
+// finalEntries finds, for each path, the layer entry the image ends with:
+// the last one written, unless a whiteout in a higher layer removed it.
+func finalEntries(img sourceImage) (map[string]layerEntry, error) {
+	final := map[string]layerEntry{}
+	for l, layer := range img.Layers {
+		n := 0
+		err := eachEntry(layer, func(hdr *tar.Header, _ io.Reader) error {
+			n++
+			if n > maxEntries {
+				return fmt.Errorf("more than %d entries: %w", maxEntries, errdefs.ErrInvalidArgument)
+			}
+			p := entryPath(hdr.Name)
+			if p == "" {
+				return nil
+			}
+			dir, base := path.Split(p)
+			dir = strings.TrimSuffix(dir, "/")
+			switch {
+			case base == ".wh..wh..opq":
+				removeBelow(final, dir, l, false)
+			case strings.HasPrefix(base, ".wh."):
+				removeBelow(final, path.Join(dir, strings.TrimPrefix(base, ".wh.")), l, true)
+			default:
+				final[p] = layerEntry{l, n}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("image layer %d: %w", l+1, err)
+		}
+	}
+	return final, nil
+}
+
+// writeSkeleton writes metadata.yaml, rootfs/ and the directories LXC
+// mounts on where the image has none.
+func writeSkeleton(tw *tar.Writer, meta []byte, final map[string]layerEntry) error {
+	now := time.Unix(0, 0)
+	if err := tw.WriteHeader(&tar.Header{Name: "metadata.yaml", Mode: 0o644, Size: int64(len(meta)), ModTime: now, Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(meta); err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "rootfs/", Mode: 0o755, ModTime: now, Typeflag: tar.TypeDir}); err != nil {
+		return err
+	}
+	// What LXC mounts on, where the image has none.
+	for _, d := range []string{"dev", "proc", "sys", "tmp", "etc", "run", "root"} {
+		if _, ok := final[d]; ok {
+			continue
+		}
+		mode := int64(0o755)
+		if d == "tmp" {
+			mode = 0o1777
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "rootfs/" + d + "/", Mode: mode, ModTime: now, Typeflag: tar.TypeDir}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entryPath is a layer entry's path, relative, cleaned ("" for the root).

@@ -35,95 +35,118 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 	if b.ociMode() {
 		return b.createOCI(ctx, cs)
 	}
+	c, err := b.createLXC(ctx, cs)
+	if err != nil {
+		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+	}
+	return c, nil
+}
+
+// createLXC creates a system container whose init is cornus's.
+func (b *Backend) createLXC(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
 	name := instanceName(cs.Name)
 	if _, err := b.getInstance(ctx, name); err == nil {
-		return backends.Container{}, fmt.Errorf("create container %s: the name is in use (incus instance %s): %w", cs.Name, name, errdefs.ErrConflict)
+		return backends.Container{}, fmt.Errorf("the name is in use (incus instance %s): %w", name, errdefs.ErrConflict)
 	}
-	img, err := b.imageByRef(ctx, cs.Image)
-	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	icfg, _ := configOf(img)
-	initPath, err := b.initBinary()
-	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	p := plan{Spec: cs, ID: newID(), Name: name, Image: img.Fingerprint, ImageID: cmpOr(img.Properties[propID], img.Fingerprint),
-		InitPath: ctrBinDir + "/" + initPath, BinDir: b.cfg.binDir(), Shift: !cs.Privileged}
-	p.Argv = argv(cs, icfg)
-	p.Env = mergeEnv(icfg.Config.Env, cs.Env)
 	undo := &undoList{}
 	defer undo.run()
-
-	if p.RecordDir, err = b.records.Dir(name); err != nil {
-		return backends.Container{}, err
-	}
-	if err := os.RemoveAll(p.RecordDir); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	if err := os.MkdirAll(p.RecordDir, 0o700); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	undo.add(func() { os.RemoveAll(p.RecordDir) })
-	if p.Pool, err = b.storagePool(ctx); err != nil {
-		return backends.Container{}, err
-	}
-	proc, err := b.processConfig(cs, icfg, p)
+	p, err := b.planInstance(ctx, cs, name, undo)
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return backends.Container{}, err
 	}
-	if err := b.placeStorage(ctx, cs, &p, &proc, undo); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	if err := b.placeDevices(cs, &p); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	if err := writeProcConfig(p.RecordDir, proc); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	if err := b.records.Write(monitorRecord(name, cs, icfg)); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-
 	unlock, err := b.lock("addresses")
 	if err != nil {
 		return backends.Container{}, err
 	}
 	defer unlock()
-	if p.NICs, err = b.planNICs(ctx, cs); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	for _, n := range p.NICs {
-		if err := ensureForward(ctx, forwardIface(n.Bridge)); err != nil {
-			return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-		}
-	}
-	if p.Ports, err = planPorts(cs); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
-	}
-	if err := writeResolvConf(p.RecordDir, cs, p.NICs); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+	if err := b.planNetwork(ctx, cs, &p); err != nil {
+		return backends.Container{}, err
 	}
 	body, err := instanceBody(p)
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return backends.Container{}, err
 	}
 	if err := b.createInstance(ctx, name, body); err != nil {
 		if errdefs.IsConflict(err) && strings.Contains(err.Error(), "ipv4") {
 			err = fmt.Errorf("an address was taken meanwhile, try again: %w", err)
 		}
-		return backends.Container{}, fmt.Errorf("create container %s: incus: %w", cs.Name, err)
+		return backends.Container{}, fmt.Errorf("incus: %w", err)
 	}
 	undo.clear()
 	if err := b.syncHosts(ctx, p.NICs); err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return backends.Container{}, err
 	}
 	inst, err := b.getInstance(ctx, name)
 	if err != nil {
-		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)
+		return backends.Container{}, err
 	}
 	b.event("create", inst)
 	return b.containerOf(inst, false), nil
+}
+
+// planInstance plans the instance from its image and writes what its
+// init reads (the process config, the monitor record) into a new record
+// directory; undo removes what it made.
+func (b *Backend) planInstance(ctx context.Context, cs backends.ContainerSpec, name string, undo *undoList) (plan, error) {
+	img, err := b.imageByRef(ctx, cs.Image)
+	if err != nil {
+		return plan{}, err
+	}
+	icfg, _ := configOf(img)
+	initPath, err := b.initBinary()
+	if err != nil {
+		return plan{}, err
+	}
+	p := plan{Spec: cs, ID: newID(), Name: name, Image: img.Fingerprint, ImageID: cmpOr(img.Properties[propID], img.Fingerprint),
+		InitPath: ctrBinDir + "/" + initPath, BinDir: b.cfg.binDir(), Shift: !cs.Privileged}
+	p.Argv = argv(cs, icfg)
+	p.Env = mergeEnv(icfg.Config.Env, cs.Env)
+	if p.RecordDir, err = b.records.Dir(name); err != nil {
+		return plan{}, err
+	}
+	if err := os.RemoveAll(p.RecordDir); err != nil {
+		return plan{}, err
+	}
+	if err := os.MkdirAll(p.RecordDir, 0o700); err != nil {
+		return plan{}, err
+	}
+	undo.add(func() { os.RemoveAll(p.RecordDir) })
+	if p.Pool, err = b.storagePool(ctx); err != nil {
+		return plan{}, err
+	}
+	proc, err := b.processConfig(cs, icfg, p)
+	if err != nil {
+		return plan{}, err
+	}
+	if err := b.placeStorage(ctx, cs, &p, &proc, undo); err != nil {
+		return plan{}, err
+	}
+	if err := b.placeDevices(cs, &p); err != nil {
+		return plan{}, err
+	}
+	if err := writeProcConfig(p.RecordDir, proc); err != nil {
+		return plan{}, err
+	}
+	return p, b.records.Write(monitorRecord(name, cs, icfg))
+}
+
+// planNetwork gives the instance its addresses, forwarding on their
+// bridges, its published ports and resolv.conf. The caller holds the
+// addresses lock.
+func (b *Backend) planNetwork(ctx context.Context, cs backends.ContainerSpec, p *plan) error {
+	var err error
+	if p.NICs, err = b.planNICs(ctx, cs); err != nil {
+		return err
+	}
+	for _, n := range p.NICs {
+		if err := ensureForward(ctx, forwardIface(n.Bridge)); err != nil {
+			return err
+		}
+	}
+	if p.Ports, err = planPorts(cs); err != nil {
+		return err
+	}
+	return writeResolvConf(p.RecordDir, cs, p.NICs)
 }
 
 // createInstance creates instance name from body and waits for it. When

@@ -62,45 +62,10 @@ func (t *initTask) Start(_ context.Context, stdio monitor.Stdio) (monitor.Proces
 		return nil, err
 	}
 	p := &mainProcess{done: make(chan syscall.WaitStatus, 1)}
-	var files []uintptr
-	var closeAfter []*os.File
 	var copies sync.WaitGroup
-	stdin, err := stdinFile(stdio.Stdin)
+	files, closeAfter, err := p.openStdio(t.proc.TTY, stdio, &copies)
 	if err != nil {
 		return nil, err
-	}
-	closeAfter = append(closeAfter, stdin)
-	if t.proc.TTY {
-		master, slave, err := pty.Open()
-		if err != nil {
-			stdin.Close()
-			return nil, fmt.Errorf("allocate a terminal: %w", err)
-		}
-		p.tty = master
-		closeAfter = append(closeAfter, slave)
-		files = []uintptr{slave.Fd(), slave.Fd(), slave.Fd()}
-		copies.Go(func() { _, _ = io.Copy(stdio.Stdout, master) })
-		if stdio.Stdin != nil {
-			go func() { _, _ = io.Copy(master, stdio.Stdin) }()
-		}
-	} else {
-		outR, outW, err := os.Pipe()
-		if err != nil {
-			stdin.Close()
-			return nil, err
-		}
-		errR, errW, err := os.Pipe()
-		if err != nil {
-			stdin.Close()
-			outR.Close()
-			outW.Close()
-			return nil, err
-		}
-		p.readers = []*os.File{outR, errR}
-		closeAfter = append(closeAfter, outW, errW)
-		files = []uintptr{stdin.Fd(), outW.Fd(), errW.Fd()}
-		copies.Go(func() { _, _ = io.Copy(stdio.Stdout, outR) })
-		copies.Go(func() { _, _ = io.Copy(stdio.Stderr, errR) })
 	}
 	execR, execW, err := os.Pipe()
 	if err != nil {
@@ -132,6 +97,50 @@ func (t *initTask) Start(_ context.Context, stdio monitor.Stdio) (monitor.Proces
 	_, _ = io.Copy(io.Discard, execR)
 	p.pid, p.copies = pid, &copies
 	return p, nil
+}
+
+// openStdio makes the main process's stdin, stdout and stderr: a terminal
+// or pipes, copied to stdio by copies. It returns the files for the child
+// and those to close once it started.
+func (p *mainProcess) openStdio(tty bool, stdio monitor.Stdio, copies *sync.WaitGroup) (files []uintptr, closeAfter []*os.File, err error) {
+	stdin, err := stdinFile(stdio.Stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeAfter = append(closeAfter, stdin)
+	if tty {
+		master, slave, err := pty.Open()
+		if err != nil {
+			stdin.Close()
+			return nil, nil, fmt.Errorf("allocate a terminal: %w", err)
+		}
+		p.tty = master
+		closeAfter = append(closeAfter, slave)
+		files = []uintptr{slave.Fd(), slave.Fd(), slave.Fd()}
+		copies.Go(func() { _, _ = io.Copy(stdio.Stdout, master) })
+		if stdio.Stdin != nil {
+			go func() { _, _ = io.Copy(master, stdio.Stdin) }()
+		}
+	} else {
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			stdin.Close()
+			return nil, nil, err
+		}
+		errR, errW, err := os.Pipe()
+		if err != nil {
+			stdin.Close()
+			outR.Close()
+			outW.Close()
+			return nil, nil, err
+		}
+		p.readers = []*os.File{outR, errR}
+		closeAfter = append(closeAfter, outW, errW)
+		files = []uintptr{stdin.Fd(), outW.Fd(), errW.Fd()}
+		copies.Go(func() { _, _ = io.Copy(stdio.Stdout, outR) })
+		copies.Go(func() { _, _ = io.Copy(stdio.Stderr, errR) })
+	}
+	return files, closeAfter, nil
 }
 
 // Exec runs a healthcheck probe with the main process's identity,
