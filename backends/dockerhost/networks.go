@@ -34,14 +34,7 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 		name = n.Project + "_" + n.Key
 	}
 	if n.Network.External {
-		res, err := b.cli.NetworkInspect(ctx, name, client.NetworkInspectOptions{})
-		if errdefs.IsNotFound(err) {
-			return backends.Network{}, fmt.Errorf("network %s is declared external but does not exist; create it first (docker network create %s): %w", name, name, errdefs.ErrNotFound)
-		}
-		if err != nil {
-			return backends.Network{}, wrap(err, "inspect external network %s", name)
-		}
-		return networkOf(res.Network.Network, res.Network.Containers), nil
+		return b.externalNetwork(ctx, name)
 	}
 	b.ensureMu.Lock()
 	defer b.ensureMu.Unlock()
@@ -64,6 +57,25 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	if err := b.checkNameFree(ctx, name, n.Project, n.Key); err != nil {
 		return backends.Network{}, err
 	}
+	return b.createNetwork(ctx, name, n, identity)
+}
+
+// externalNetwork is a network the project declares external: it must
+// exist.
+func (b *Backend) externalNetwork(ctx context.Context, name string) (backends.Network, error) {
+	res, err := b.cli.NetworkInspect(ctx, name, client.NetworkInspectOptions{})
+	if errdefs.IsNotFound(err) {
+		return backends.Network{}, fmt.Errorf("network %s is declared external but does not exist; create it first (docker network create %s): %w", name, name, errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return backends.Network{}, wrap(err, "inspect external network %s", name)
+	}
+	return networkOf(res.Network.Network, res.Network.Containers), nil
+}
+
+// createNetwork creates the project's network name, and settles races with
+// other processes creating it at the same time: one network stays.
+func (b *Backend) createNetwork(ctx context.Context, name string, n backends.NetworkSpec, identity map[string]string) (backends.Network, error) {
 	opts, err := networkCreateOptions(n, identity)
 	if err != nil {
 		return backends.Network{}, fmt.Errorf("create network %s: %w", name, err)

@@ -86,73 +86,103 @@ func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan b
 	go func() {
 		defer close(errc)
 		defer close(out)
-		health := map[string]string{} // container ID → the status last sent
-		// Events of the log's first read that its stream may repeat.
-		var seen map[eventKey]bool
-		var seam time.Time
-		emit := func(w eventWire) bool {
-			e, ok := event(w, o)
-			if !ok || !o.Until.IsZero() && e.Time.After(o.Until) {
-				return true
-			}
-			if k := keyOf(w); seen != nil && seen[k] {
-				return true
-			} else if !seam.IsZero() && !e.Time.Before(seam) {
-				seen[k] = true
-			}
-			switch {
-			case e.Action == "start":
-				delete(health, e.ID)
-			case strings.HasPrefix(e.Action, "health_status"):
-				status := strings.TrimPrefix(strings.TrimPrefix(e.Action, "health_status"), ": ")
-				if !e.Time.Before(now) {
-					if d, err := b.inspect(ctx, e.ID); err == nil && d.State.Health != nil && d.State.Health.Status != "" {
-						status = d.State.Health.Status
-					}
-				}
-				if status == "" || health[e.ID] == status {
-					return true
-				}
-				health[e.ID] = status
-				e.Action = "health_status: " + status
-			}
-			select {
-			case out <- e:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		var err error
-		switch {
-		case o.Until.IsZero():
-			err = b.readEvents(ctx, query(true, since), o.Subscribed, emit)
-		default:
-			// Podman's processes write the log, each with its own clock
-			// reading: the stream starts a little before the first read
-			// ended, and skips what that read sent already.
-			read := time.Now()
-			seen, seam = map[eventKey]bool{}, read.Add(-eventSeam)
-			err = b.readEvents(ctx, query(false, since), o.Subscribed, emit)
-			if err == nil && ctx.Err() == nil && o.Until.After(read) {
-				from := seam
-				if from.Before(since) {
-					from = since
-				}
-				seam = time.Time{}
-				sctx, cancel := context.WithDeadline(ctx, o.Until)
-				err = b.readEvents(sctx, query(true, from), nil, emit)
-				cancel()
-				if sctx.Err() != nil && ctx.Err() == nil {
-					err = nil // until came
-				}
-			}
-		}
-		if err != nil && ctx.Err() == nil {
+		es := &eventStream{b: b, o: o, out: out, now: now, health: map[string]string{}}
+		if err := es.read(ctx, query, since); err != nil && ctx.Err() == nil {
 			errc <- fmt.Errorf("container events: %w", err)
 		}
 	}()
 	return out, errc
+}
+
+// eventStream sends podman's events as cornus's.
+type eventStream struct {
+	b   *Backend
+	o   backends.EventOptions
+	out chan<- backends.Event
+	now time.Time // events from now on are live
+	// health holds the status last sent, by container ID.
+	health map[string]string
+	// seen holds the events of the log's first read (after seam) that
+	// its stream may repeat.
+	seen map[eventKey]bool
+	seam time.Time
+}
+
+// read reads the log: as a stream when nothing bounds it, else once up to
+// now and then as a stream until o.Until.
+func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url.Values, since time.Time) error {
+	if es.o.Until.IsZero() {
+		return es.b.readEvents(ctx, query(true, since), es.o.Subscribed, es.emitter(ctx))
+	}
+	// Podman's processes write the log, each with its own clock reading:
+	// the stream starts a little before the first read ended, and skips
+	// what that read sent already.
+	read := time.Now()
+	es.seen, es.seam = map[eventKey]bool{}, read.Add(-eventSeam)
+	err := es.b.readEvents(ctx, query(false, since), es.o.Subscribed, es.emitter(ctx))
+	if err != nil || ctx.Err() != nil || !es.o.Until.After(read) {
+		return err
+	}
+	from := es.seam
+	if from.Before(since) {
+		from = since
+	}
+	es.seam = time.Time{}
+	sctx, cancel := context.WithDeadline(ctx, es.o.Until)
+	defer cancel()
+	err = es.b.readEvents(sctx, query(true, from), nil, es.emitter(ctx))
+	if sctx.Err() != nil && ctx.Err() == nil {
+		return nil // until came
+	}
+	return err
+}
+
+// emitter sends an event unless it is past Until, a repeat, or a health
+// status that did not change; false when ctx ended.
+func (es *eventStream) emitter(ctx context.Context) func(eventWire) bool {
+	return func(w eventWire) bool {
+		e, ok := event(w, es.o)
+		if !ok || !es.o.Until.IsZero() && e.Time.After(es.o.Until) {
+			return true
+		}
+		if k := keyOf(w); es.seen != nil && es.seen[k] {
+			return true
+		} else if !es.seam.IsZero() && !e.Time.Before(es.seam) {
+			es.seen[k] = true
+		}
+		if !es.healthChanged(ctx, &e) {
+			return true
+		}
+		select {
+		case es.out <- e:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// healthChanged tracks health statuses: a start forgets the last one; a
+// health event is sent (with the current status if it is live) only when
+// the status changed.
+func (es *eventStream) healthChanged(ctx context.Context, e *backends.Event) bool {
+	switch {
+	case e.Action == "start":
+		delete(es.health, e.ID)
+	case strings.HasPrefix(e.Action, "health_status"):
+		status := strings.TrimPrefix(strings.TrimPrefix(e.Action, "health_status"), ": ")
+		if !e.Time.Before(es.now) {
+			if d, err := es.b.inspect(ctx, e.ID); err == nil && d.State.Health != nil && d.State.Health.Status != "" {
+				status = d.State.Health.Status
+			}
+		}
+		if status == "" || es.health[e.ID] == status {
+			return false
+		}
+		es.health[e.ID] = status
+		e.Action = "health_status: " + status
+	}
+	return true
 }
 
 // eventSeam is how far before the end of the log's first read its stream

@@ -212,23 +212,7 @@ func (m *Manager) reserve(ctx context.Context, o AttachOptions) ([]plannedAdd, e
 	if err := checkPortsFree(cf, o.ContainerID, o.Ports); err != nil {
 		return nil, err
 	}
-	c := cf.Containers[o.ContainerID]
-	if c == nil {
-		c = &Container{ID: o.ContainerID}
-	}
-	c.Netns = o.Netns
-	if o.Hostname != "" {
-		c.Hostname = o.Hostname
-	}
-	if len(o.Names) > 0 {
-		c.Names = o.Names
-	}
-	if len(o.ExtraHosts) > 0 {
-		c.ExtraHosts = o.ExtraHosts
-	}
-	if o.HostsPath != "" {
-		c.HostsPath = o.HostsPath
-	}
+	c := containerFor(cf, o)
 	hasRoute := false
 	for _, a := range c.Attachments {
 		hasRoute = hasRoute || !nf.Networks[a.Network].Internal
@@ -257,30 +241,64 @@ func (m *Manager) reserve(ctx context.Context, o AttachOptions) ([]plannedAdd, e
 		ports := i == 0 && len(o.Ports) > 0
 		route := !n.Internal && !hasRoute
 		hasRoute = hasRoute || route
-		conf, err := buildConfList(n, m.ipamDir(), confOptions{defaultRoute: route, ports: ports})
+		add, err := m.plannedAddFor(n, c, o, e, route, ports)
 		if err != nil {
 			return nil, err
 		}
-		list, err := libcni.NetworkConfFromBytes(conf)
-		if err != nil {
-			return nil, err
-		}
-		rt := &libcni.RuntimeConf{ContainerID: o.ContainerID, NetNS: o.Netns, IfName: freeInterface(c), CapabilityArgs: map[string]any{}}
-		if e.IPv4.IsValid() {
-			rt.CapabilityArgs["ips"] = staticIPArg(e.IPv4)
-		}
-		if ports {
-			rt.CapabilityArgs["portMappings"] = portMappingsArg(o.Ports)
-		}
-		att := Attachment{Network: n.Name, Interface: rt.IfName, Pending: true}
+		att := Attachment{Network: n.Name, Interface: add.rt.IfName, Pending: true}
 		if ports {
 			att.Ports = o.Ports // held from now on, so a concurrent attach sees them taken
 		}
 		c.Attachments = append(c.Attachments, att)
-		plan = append(plan, plannedAdd{net: n, list: list, rt: rt})
+		plan = append(plan, add)
 	}
 	cf.Containers[c.ID] = c
 	return plan, m.saveContainers(cf)
+}
+
+// containerFor is the record of o's container, updated with what o says
+// of it.
+func containerFor(cf containersFile, o AttachOptions) *Container {
+	c := cf.Containers[o.ContainerID]
+	if c == nil {
+		c = &Container{ID: o.ContainerID}
+	}
+	c.Netns = o.Netns
+	if o.Hostname != "" {
+		c.Hostname = o.Hostname
+	}
+	if len(o.Names) > 0 {
+		c.Names = o.Names
+	}
+	if len(o.ExtraHosts) > 0 {
+		c.ExtraHosts = o.ExtraHosts
+	}
+	if o.HostsPath != "" {
+		c.HostsPath = o.HostsPath
+	}
+	return c
+}
+
+// plannedAddFor plans the ADD of container c to network n: its conflist
+// (the default route, the published ports) and runtime config (the next
+// free interface, a static address).
+func (m *Manager) plannedAddFor(n Network, c *Container, o AttachOptions, e Endpoint, route, ports bool) (plannedAdd, error) {
+	conf, err := buildConfList(n, m.ipamDir(), confOptions{defaultRoute: route, ports: ports})
+	if err != nil {
+		return plannedAdd{}, err
+	}
+	list, err := libcni.NetworkConfFromBytes(conf)
+	if err != nil {
+		return plannedAdd{}, err
+	}
+	rt := &libcni.RuntimeConf{ContainerID: o.ContainerID, NetNS: o.Netns, IfName: freeInterface(c), CapabilityArgs: map[string]any{}}
+	if e.IPv4.IsValid() {
+		rt.CapabilityArgs["ips"] = staticIPArg(e.IPv4)
+	}
+	if ports {
+		rt.CapabilityArgs["portMappings"] = portMappingsArg(o.Ports)
+	}
+	return plannedAdd{net: n, list: list, rt: rt}, nil
 }
 
 // checkStaticIP refuses an address outside the range host-local hands out
