@@ -37,21 +37,10 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 	defer cancel()
 	var relay *serverRelay
 	if c.Server != "" {
-		cl, err := client.New(c.Server, token)
-		if err != nil {
-			return fmt.Errorf("caretaker: %w", err)
+		var err error
+		if relay, err = newRelay(c, token, dial, transparent); err != nil {
+			return err
 		}
-		if c.ServerCA != "" {
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM([]byte(c.ServerCA)) {
-				return fmt.Errorf("caretaker: serverCA: no PEM certificate in it")
-			}
-			cl.SetTransport(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
-		}
-		if transparent {
-			cl.SetDialContext(dial)
-		}
-		relay = &serverRelay{cl: cl, project: c.Project}
 		defer relay.close()
 	}
 	if c.Remote {
@@ -94,18 +83,42 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("caretaker: ready socket: %w", err)
 	}
-	wg.Go(func() {
-		for {
-			c, err := ready.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	})
+	wg.Go(func() { answerReady(ready) })
 	<-ctx.Done()
 	ready.Close()
 	return nil
+}
+
+// answerReady accepts and closes connections to the ready socket until it
+// closes: a connection that opens tells the probe the roles are up.
+func answerReady(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
+}
+
+// newRelay is the caretaker's client of the server's relay, trusting
+// serverCA if given and dialing as egress does when it is transparent.
+func newRelay(c Config, token string, dial func(context.Context, string, string) (net.Conn, error), transparent bool) (*serverRelay, error) {
+	cl, err := client.New(c.Server, token)
+	if err != nil {
+		return nil, fmt.Errorf("caretaker: %w", err)
+	}
+	if c.ServerCA != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(c.ServerCA)) {
+			return nil, fmt.Errorf("caretaker: serverCA: no PEM certificate in it")
+		}
+		cl.SetTransport(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}})
+	}
+	if transparent {
+		cl.SetDialContext(dial)
+	}
+	return &serverRelay{cl: cl, project: c.Project}, nil
 }
 
 // runEgress starts the egress role; undo removes the redirect.

@@ -77,7 +77,44 @@ func Resolve(o ResolveOptions) (ResolveResult, error) {
 	}
 	configDir := func() (string, error) { return dockerConfigDir(g.Config, env) }
 
-	name := ""
+	name, env, err := chooseContext(g, env, configDir, &r)
+	if err != nil {
+		return ResolveResult{}, err
+	}
+	if name != "" && name != DefaultContext {
+		dir, err := configDir()
+		if err != nil {
+			return ResolveResult{}, err
+		}
+		ep, err := readContext(dir, name)
+		if err != nil {
+			return ResolveResult{}, fmt.Errorf("%s: %w", r.Source, err)
+		}
+		env = contextEnv(env, ep)
+		if (ep.certPath != "" || ep.skipTLSVerify) && !strings.HasPrefix(ep.host, "unix://") {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("docker context %q uses TLS, which cornus's dockerhost backend does not support yet; connecting to %s without TLS", name, ep.host))
+		}
+		r.Context, r.Host = name, ep.host
+	} else if name == DefaultContext {
+		r.Host = getEnv(env, EnvDockerHost)
+	}
+
+	env, err = applyTLS(g, env, configDir)
+	if err != nil {
+		return ResolveResult{}, err
+	}
+	if g.tlsRequested() {
+		r.Warnings = append(r.Warnings, "TLS options are passed on as DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, but cornus's dockerhost backend does not support TLS yet")
+	}
+	r.Environ = env
+	return r, nil
+}
+
+// chooseContext picks the endpoint as the docker CLI does: --context, -H
+// (set as DOCKER_HOST), DOCKER_HOST, DOCKER_CONTEXT, then the config's
+// currentContext. It returns the context's name ("" for an endpoint given
+// directly) and records the source, and the host when it is known, in r.
+func chooseContext(g GlobalOptions, env []string, configDir func() (string, error), r *ResolveResult) (name string, _ []string, _ error) {
 	switch {
 	case g.Context != "":
 		name, r.Source = g.Context, "--context"
@@ -88,7 +125,7 @@ func Resolve(o ResolveOptions) (ResolveResult, error) {
 		}
 		host, err := parseHost(g.Hosts[0], verify || g.TLS)
 		if err != nil {
-			return ResolveResult{}, err
+			return "", nil, err
 		}
 		env = setEnv(env, EnvDockerHost, host)
 		r.Source, r.Host = "-H", host
@@ -99,53 +136,31 @@ func Resolve(o ResolveOptions) (ResolveResult, error) {
 	default:
 		dir, err := configDir()
 		if err != nil {
-			return ResolveResult{}, err
+			return "", nil, err
 		}
 		cur, err := currentContext(dir)
 		if err != nil {
-			return ResolveResult{}, err
+			return "", nil, err
 		}
 		if cur != "" {
 			name, r.Source = cur, filepath.Join(dir, "config.json")+" currentContext"
 		}
 	}
+	return name, env, nil
+}
 
-	if name != "" && name != DefaultContext {
-		dir, err := configDir()
-		if err != nil {
-			return ResolveResult{}, err
-		}
-		ep, err := readContext(dir, name)
-		if err != nil {
-			return ResolveResult{}, fmt.Errorf("%s: %w", r.Source, err)
-		}
-		// A context replaces the default context's DOCKER_HOST and TLS
-		// environment entirely.
-		env = unsetEnv(env, EnvDockerHost, EnvTLSVerify, EnvCertPath)
-		env = setEnv(env, EnvDockerHost, ep.host)
-		if ep.certPath != "" {
-			env = setEnv(env, EnvCertPath, ep.certPath)
-		}
-		if ep.certPath != "" && !ep.skipTLSVerify {
-			env = setEnv(env, EnvTLSVerify, "1")
-		}
-		if (ep.certPath != "" || ep.skipTLSVerify) && !strings.HasPrefix(ep.host, "unix://") {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("docker context %q uses TLS, which cornus's dockerhost backend does not support yet; connecting to %s without TLS", name, ep.host))
-		}
-		r.Context, r.Host = name, ep.host
-	} else if name == DefaultContext {
-		r.Host = getEnv(env, EnvDockerHost)
+// contextEnv replaces the default context's DOCKER_HOST and TLS
+// environment entirely with a context's endpoint.
+func contextEnv(env []string, ep dockerEndpoint) []string {
+	env = unsetEnv(env, EnvDockerHost, EnvTLSVerify, EnvCertPath)
+	env = setEnv(env, EnvDockerHost, ep.host)
+	if ep.certPath != "" {
+		env = setEnv(env, EnvCertPath, ep.certPath)
 	}
-
-	env, err := applyTLS(g, env, configDir)
-	if err != nil {
-		return ResolveResult{}, err
+	if ep.certPath != "" && !ep.skipTLSVerify {
+		env = setEnv(env, EnvTLSVerify, "1")
 	}
-	if g.tlsRequested() {
-		r.Warnings = append(r.Warnings, "TLS options are passed on as DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, but cornus's dockerhost backend does not support TLS yet")
-	}
-	r.Environ = env
-	return r, nil
+	return env
 }
 
 // applyTLS maps the TLS flags onto DOCKER_TLS_VERIFY and DOCKER_CERT_PATH,

@@ -47,18 +47,9 @@ func validProject(p string) error {
 
 func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	project := r.PathValue("project")
-	var req api.UpRequest
-	if err := decodeBody(w, r, &req); err != nil {
+	req, p, err := readUp(w, r, project)
+	if err != nil {
 		writeError(w, err)
-		return
-	}
-	p := req.Spec.Normalize()
-	if p.Name != project {
-		writeError(w, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, p.Name, project))
-		return
-	}
-	if err := p.Validate(); err != nil {
-		writeError(w, fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err))
 		return
 	}
 	sess, err := s.sessions.forRequest(r, id.tenant, project)
@@ -90,24 +81,10 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 			}
 		}
 	}()
-	// The client's own binds meet this host's policy, which does not
-	// allow the directory of client-local mounts (another session's);
-	// only the server adds binds there.
-	if err := s.admit(r.Context(), id.tenant, p); err != nil {
+	if p, err = s.admitUp(r.Context(), id.tenant, p, sess, req.LocalMounts); err != nil {
 		writeError(w, err)
 		return
 	}
-	if err := s.checkClientRoutes(p, sess); err != nil {
-		writeError(w, err)
-		return
-	}
-	if len(req.LocalMounts) > 0 {
-		if p, err = s.mountLocal(r.Context(), sess, p, req.LocalMounts); err != nil {
-			writeError(w, err)
-			return
-		}
-	}
-	p = withTenant(p, id.tenant)
 	tok, err := s.tokens.mintCaretaker(grant{Tenant: id.tenant, Project: project, Epoch: epoch})
 	if err != nil {
 		writeError(w, err)
@@ -131,6 +108,44 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	}
 	deployed = err == nil
 	f.finish(api.UpResult{Orphans: res.Orphans}, err)
+}
+
+// readUp reads an up request whose spec is a valid project of the path's
+// name.
+func readUp(w http.ResponseWriter, r *http.Request, project string) (api.UpRequest, spec.Project, error) {
+	var req api.UpRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		return req, spec.Project{}, err
+	}
+	p := req.Spec.Normalize()
+	if p.Name != project {
+		return req, p, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, p.Name, project)
+	}
+	if err := p.Validate(); err != nil {
+		return req, p, fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err)
+	}
+	return req, p, nil
+}
+
+// admitUp checks p against the host policy and the tenant's rights, and
+// the session's client routes, then adds the client-local mounts and the
+// tenant's label. The client's own binds meet this host's policy, which
+// does not allow the directory of client-local mounts (another session's):
+// only the server adds binds there, after the check.
+func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, sess *session, mounts []api.LocalMount) (spec.Project, error) {
+	if err := s.admit(ctx, tenant, p); err != nil {
+		return p, err
+	}
+	if err := s.checkClientRoutes(p, sess); err != nil {
+		return p, err
+	}
+	if len(mounts) > 0 {
+		var err error
+		if p, err = s.mountLocal(ctx, sess, p, mounts); err != nil {
+			return p, err
+		}
+	}
+	return withTenant(p, tenant), nil
 }
 
 // withTenant labels every app of p with the tenant deploying it (a copy).

@@ -23,49 +23,8 @@ func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[st
 	}
 	var warns []spec.Warning
 	if !composeFlavour {
-		switch {
-		case dc.Image != "":
-			svc["image"] = dc.Image
-		default:
-			b := dc.Build
-			if b == nil {
-				b = &build{Dockerfile: dc.DockerFile, Context: dc.Context}
-			}
-			ctxDir := resolveFrom(dir, b.Context)
-			build := map[string]any{"context": ctxDir}
-			if b.Dockerfile != "" {
-				df, err := filepath.Rel(ctxDir, resolveFrom(dir, b.Dockerfile))
-				if err != nil {
-					return nil, nil, fmt.Errorf("build.dockerfile: %w", err)
-				}
-				build["dockerfile"] = df
-			}
-			if len(b.Args) > 0 {
-				build["args"] = anyMap(b.Args)
-			}
-			if b.Target != "" {
-				build["target"] = b.Target
-			}
-			svc["build"] = build
-		}
-		mount := dc.WorkspaceMount
-		if mount == "" {
-			// The default mount target stays /workspaces/<name> even when
-			// workspaceFolder moves the working folder (as in the
-			// devcontainer CLI).
-			mount = "type=bind,source=" + ws + ",target=/workspaces/" + filepath.Base(ws)
-		}
-		m, err := parseMountString(mount)
-		if err != nil {
-			return nil, nil, fmt.Errorf("workspaceMount: %w", err)
-		}
-		svc["volumes"] = []any{m}
-		ports, err := appPorts(dc.AppPort)
-		if err != nil {
+		if err := dc.imageService(svc, dir, ws); err != nil {
 			return nil, nil, err
-		}
-		if len(ports) > 0 {
-			svc["ports"] = ports
 		}
 	}
 	if len(dc.Mounts) > 0 {
@@ -79,24 +38,7 @@ func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[st
 		}
 		svc["volumes"] = vols
 	}
-	if len(dc.ContainerEnv) > 0 {
-		svc["environment"] = anyMap(dc.ContainerEnv)
-	}
-	if dc.ContainerUser != "" {
-		svc["user"] = dc.ContainerUser
-	}
-	if dc.Privileged {
-		svc["privileged"] = true
-	}
-	if dc.Init {
-		svc["init"] = true
-	}
-	if len(dc.CapAdd) > 0 {
-		svc["cap_add"] = anySlice(dc.CapAdd)
-	}
-	if len(dc.SecurityOpt) > 0 {
-		svc["security_opt"] = anySlice(dc.SecurityOpt)
-	}
+	dc.containerSettings(svc)
 	override := !composeFlavour
 	if dc.OverrideCommand != nil {
 		override = *dc.OverrideCommand
@@ -127,6 +69,87 @@ func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[st
 	}
 	svc[compose.DevcontainerExtension] = info
 	return svc, warns, nil
+}
+
+// imageService sets what a devcontainer without a Compose file runs: its
+// image or build, the workspace mount and appPort.
+func (dc config) imageService(svc map[string]any, dir, ws string) error {
+	if dc.Image != "" {
+		svc["image"] = dc.Image
+	} else {
+		build, err := dc.buildSection(dir)
+		if err != nil {
+			return err
+		}
+		svc["build"] = build
+	}
+	mount := dc.WorkspaceMount
+	if mount == "" {
+		// The default mount target stays /workspaces/<name> even when
+		// workspaceFolder moves the working folder (as in the
+		// devcontainer CLI).
+		mount = "type=bind,source=" + ws + ",target=/workspaces/" + filepath.Base(ws)
+	}
+	m, err := parseMountString(mount)
+	if err != nil {
+		return fmt.Errorf("workspaceMount: %w", err)
+	}
+	svc["volumes"] = []any{m}
+	ports, err := appPorts(dc.AppPort)
+	if err != nil {
+		return err
+	}
+	if len(ports) > 0 {
+		svc["ports"] = ports
+	}
+	return nil
+}
+
+// buildSection is the Compose build section of build (or the top-level
+// dockerFile and context), paths resolved from dir.
+func (dc config) buildSection(dir string) (map[string]any, error) {
+	b := dc.Build
+	if b == nil {
+		b = &build{Dockerfile: dc.DockerFile, Context: dc.Context}
+	}
+	ctxDir := resolveFrom(dir, b.Context)
+	build := map[string]any{"context": ctxDir}
+	if b.Dockerfile != "" {
+		df, err := filepath.Rel(ctxDir, resolveFrom(dir, b.Dockerfile))
+		if err != nil {
+			return nil, fmt.Errorf("build.dockerfile: %w", err)
+		}
+		build["dockerfile"] = df
+	}
+	if len(b.Args) > 0 {
+		build["args"] = anyMap(b.Args)
+	}
+	if b.Target != "" {
+		build["target"] = b.Target
+	}
+	return build, nil
+}
+
+// containerSettings sets the container settings that map one to one.
+func (dc config) containerSettings(svc map[string]any) {
+	if len(dc.ContainerEnv) > 0 {
+		svc["environment"] = anyMap(dc.ContainerEnv)
+	}
+	if dc.ContainerUser != "" {
+		svc["user"] = dc.ContainerUser
+	}
+	if dc.Privileged {
+		svc["privileged"] = true
+	}
+	if dc.Init {
+		svc["init"] = true
+	}
+	if len(dc.CapAdd) > 0 {
+		svc["cap_add"] = anySlice(dc.CapAdd)
+	}
+	if len(dc.SecurityOpt) > 0 {
+		svc["security_opt"] = anySlice(dc.SecurityOpt)
+	}
 }
 
 // info gathers the session settings and lifecycle commands as a generic

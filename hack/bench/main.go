@@ -38,34 +38,51 @@ import (
 	"github.com/cornus-dev/cornus/backends/dockerhost"
 )
 
+// options are the bench's flags.
+type options struct {
+	cornus, compose, image, only   string
+	runs                           int
+	scaleServices, scaleReplicas   int
+	containerd, bare, serve, mount bool
+	incus, incusSock               string
+	kubernetes, kubeconfig         string
+	podman, podmanSock             string
+}
+
+func parseFlags() options {
+	var o options
+	flag.StringVar(&o.cornus, "cornus", "bin/cornus", "cornus binary")
+	flag.StringVar(&o.compose, "compose", "", "docker compose binary (standalone)")
+	flag.IntVar(&o.runs, "runs", 7, "runs per measurement (median reported)")
+	flag.StringVar(&o.image, "image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
+	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, or scale (the 500-container run of make scale, not part of all)")
+	flag.IntVar(&o.scaleServices, "scale-services", 50, "services of the scale project")
+	flag.IntVar(&o.scaleReplicas, "scale-replicas", 10, "replicas of each service of the scale project")
+	flag.BoolVar(&o.containerd, "containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
+	flag.BoolVar(&o.bare, "bare", false, "also time cornus on the bare backend (runc, no daemon) against cornus on containerd and docker compose")
+	flag.BoolVar(&o.serve, "serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
+	flag.StringVar(&o.incus, "incus", "auto", "also time cornus on the incus backend (up -d --wait, down, a cached image load): auto (when incusd answers on -incus-socket), on or off")
+	flag.StringVar(&o.incusSock, "incus-socket", defaultIncusSocket, "the incusd of the incus rows (scripts/incus.sh)")
+	flag.StringVar(&o.kubernetes, "kubernetes", "auto", "also time cornus on the kubernetes backend against kubectl apply + rollout status of the same objects: auto (when -kubeconfig answers), on or off")
+	flag.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "the cluster of the kubernetes rows (scripts/k8s.sh)")
+	flag.BoolVar(&o.mount, "mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
+	flag.StringVar(&o.podman, "podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
+	flag.StringVar(&o.podmanSock, "podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
+	flag.Parse()
+	return o
+}
+
 func main() {
 	defer exitOnFailure()
-	cornus := flag.String("cornus", "bin/cornus", "cornus binary")
-	compose := flag.String("compose", "", "docker compose binary (standalone)")
-	runs := flag.Int("runs", 7, "runs per measurement (median reported)")
-	image := flag.String("image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	only := flag.String("only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, or scale (the 500-container run of make scale, not part of all)")
-	scaleServices := flag.Int("scale-services", 50, "services of the scale project")
-	scaleReplicas := flag.Int("scale-replicas", 10, "replicas of each service of the scale project")
-	withContainerd := flag.Bool("containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
-	withBare := flag.Bool("bare", false, "also time cornus on the bare backend (runc, no daemon) against cornus on containerd and docker compose")
-	withServe := flag.Bool("serve", false, "also time cornus serve: deploy round trip and port-forward throughput")
-	withIncus := flag.String("incus", "auto", "also time cornus on the incus backend (up -d --wait, down, a cached image load): auto (when incusd answers on -incus-socket), on or off")
-	incusSock := flag.String("incus-socket", defaultIncusSocket, "the incusd of the incus rows (scripts/incus.sh)")
-	withK8s := flag.String("kubernetes", "auto", "also time cornus on the kubernetes backend against kubectl apply + rollout status of the same objects: auto (when -kubeconfig answers), on or off")
-	kubeconfig := flag.String("kubeconfig", defaultKubeconfig, "the cluster of the kubernetes rows (scripts/k8s.sh)")
-	withMounts := flag.Bool("mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
-	withPodman := flag.String("podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
-	podmanSock := flag.String("podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
-	flag.Parse()
-	if *only == "mounts" {
-		mountRows(*runs)
+	o := parseFlags()
+	if o.only == "mounts" {
+		mountRows(o.runs)
 		return
 	}
-	if needsCompose := *only == "all" || *only == "compose" || *only == "ps" || *only == "scale"; needsCompose && *compose == "" {
+	if needsCompose := o.only == "all" || o.only == "compose" || o.only == "ps" || o.only == "scale"; needsCompose && o.compose == "" {
 		fail(fmt.Errorf("-compose is required"))
 	}
-	for _, bin := range []*string{cornus, compose} {
+	for _, bin := range []*string{&o.cornus, &o.compose} {
 		if *bin == "" {
 			continue
 		}
@@ -80,21 +97,16 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
-	podman := *withPodman == "on" || *withPodman == "auto" && podmanAnswers(*podmanSock)
-	k8s := *withK8s == "on" || *withK8s == "auto" && kubernetesAnswers(*kubeconfig)
-	if *only == "kubernetes" {
-		bk := bench{cornus: *cornus, dir: dir}
-		if err := bk.write("ten.yaml", services(*image, 10, 1)); err != nil {
-			fail(err)
-		}
-		bk.kubernetesRows(*kubeconfig, *runs)
+	switch o.only { // rows that need no dockerd
+	case "kubernetes":
+		bk := bench{cornus: o.cornus, dir: dir}
+		bk.mustWrite("ten.yaml", services(o.image, 10, 1))
+		bk.kubernetesRows(o.kubeconfig, o.runs)
 		return
-	}
-	if *only == "podman" {
-		if err := (bench{cornus: *cornus, dir: dir}).write("ten.yaml", services(*image, 10, 1)); err != nil {
-			fail(err)
-		}
-		(bench{cornus: *cornus, dir: dir}).podmanRows(*image, *podmanSock, *runs)
+	case "podman":
+		bp := bench{cornus: o.cornus, dir: dir}
+		bp.mustWrite("ten.yaml", services(o.image, 10, 1))
+		bp.podmanRows(o.image, o.podmanSock, o.runs)
 		return
 	}
 	host := dockerhost.HostFromEnv(os.Environ())
@@ -102,89 +114,82 @@ func main() {
 		fail(fmt.Errorf("the bench talks to dockerd over a unix socket; DOCKER_HOST is %s", host))
 	}
 	dockerSock := strings.TrimPrefix(host, "unix://")
-	b := bench{cornus: *cornus, compose: *compose, dir: dir, docker: dockerSock}
-	if *only == "serve" {
-		if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
-			fail(err)
-		}
-		b.serveRows(*image, *runs)
+	b := bench{cornus: o.cornus, compose: o.compose, dir: dir, docker: dockerSock}
+	switch o.only {
+	case "serve":
+		b.mustWrite("ten.yaml", services(o.image, 10, 1))
+		b.serveRows(o.image, o.runs)
+		return
+	case "scale":
+		b.scale(o.image, dockerSock, o.scaleServices, o.scaleReplicas, o.runs)
 		return
 	}
-	if *only == "scale" {
-		b.scale(*image, dockerSock, *scaleServices, *scaleReplicas, *runs)
-		return
-	}
-
 	ok := true
-	if *only == "all" || *only == "proxy" {
-		if err := b.write("churn.yaml", churnProject(*image, 10)); err != nil {
-			fail(err)
-		}
+	if o.only == "all" || o.only == "proxy" {
+		b.mustWrite("churn.yaml", churnProject(o.image, 10))
 		fmt.Printf("Docker API proxy (cornus daemon docker) vs dockerd, 300 requests each, medians:\n\n")
-		ok = b.proxyLatency(*image, dockerSock, 300)
+		ok = b.proxyLatency(o.image, dockerSock, 300)
 		fmt.Println()
-		if *only == "proxy" {
+		if o.only == "proxy" {
 			exitUnless(ok, "the proxy's answers differ from dockerd's")
 			return
 		}
 	}
-	if err := b.write("ten.yaml", services(*image, 10, 1)); err != nil {
-		fail(err)
-	}
-	switch *only { // rows that need nothing measured before them
+	b.mustWrite("ten.yaml", services(o.image, 10, 1))
+	switch o.only { // rows that need nothing measured before them
 	case "containerd":
-		b.containerdRows(*image, *runs)
-		return
+		b.containerdRows(o.image, o.runs)
 	case "bare":
-		b.bareRows(*runs, nil, nil)
-		return
+		b.bareRows(o.runs, nil, nil)
 	case "incus":
-		b.incusRows(*image, *incusSock, *runs, nil, nil)
-		return
+		b.incusRows(o.image, o.incusSock, o.runs, nil, nil)
 	case "ps":
-		b.psRows(*image, *runs)
-		return
+		b.psRows(o.image, o.runs)
+	default:
+		b.allRows(o, dockerSock)
+		exitUnless(ok, "the proxy's answers differ from dockerd's")
 	}
+}
+
+// allRows measures up and down against docker compose and the daemon
+// floor, then the rows the flags ask for, then ps.
+func (b bench) allRows(o options, dockerSock string) {
 	direct := unixClient(dockerSock)
-	fl := floor{c: direct, api: apiVersion(direct), image: *image, project: "bench-floor", n: 10}
+	fl := floor{c: direct, api: apiVersion(direct), image: o.image, project: "bench-floor", n: 10}
 	fl.clean()
-	fmt.Printf("cornus vs docker compose (%s) and the daemon floor, %d runs each, medians [min–max]:\n\n", strings.TrimSpace(b.out(*compose, "version", "--short")), *runs)
-	t := b.upDown(*runs, fl)
+	fmt.Printf("cornus vs docker compose (%s) and the daemon floor, %d runs each, medians [min–max]:\n\n", strings.TrimSpace(b.out(o.compose, "version", "--short")), o.runs)
+	t := b.upDown(o.runs, fl)
 	floorRow("up -d (10 services)", t.upC, t.upD, t.upF, 0.7)
 	floorRow("down (10 services)", t.downC, t.downD, t.downF, 0.5)
 	fmt.Println()
 	b.timelines(fl, dockerSock)
 	fmt.Println()
-	if *withContainerd {
-		b.containerdRows(*image, *runs)
-		fmt.Println()
+	rows := []struct {
+		want bool
+		run  func()
+	}{
+		{o.containerd, func() { b.containerdRows(o.image, o.runs) }},
+		{o.bare, func() { b.bareRows(o.runs, t.upD, t.downD) }},
+		{o.mount, func() { mountRows(o.runs) }},
+		{o.serve, func() { b.serveRows(o.image, o.runs) }},
+		{o.podman == "on" || o.podman == "auto" && podmanAnswers(o.podmanSock), func() { b.podmanRows(o.image, o.podmanSock, o.runs) }},
+		{o.kubernetes == "on" || o.kubernetes == "auto" && kubernetesAnswers(o.kubeconfig), func() { b.kubernetesRows(o.kubeconfig, o.runs) }},
+		{o.incus == "on" || o.incus == "auto" && incusAnswers(o.incusSock), func() { b.incusRows(o.image, o.incusSock, o.runs, t.upD, t.downD) }},
 	}
-	if *withBare {
-		b.bareRows(*runs, t.upD, t.downD)
-		fmt.Println()
+	for _, r := range rows {
+		if r.want {
+			r.run()
+			fmt.Println()
+		}
 	}
-	if *withMounts {
-		mountRows(*runs)
-		fmt.Println()
+	b.psRows(o.image, o.runs)
+}
+
+// mustWrite writes a Compose file into the scratch directory, or fails.
+func (b bench) mustWrite(name, content string) {
+	if err := b.write(name, content); err != nil {
+		fail(err)
 	}
-	if *withServe {
-		b.serveRows(*image, *runs)
-		fmt.Println()
-	}
-	if podman {
-		b.podmanRows(*image, *podmanSock, *runs)
-		fmt.Println()
-	}
-	if k8s {
-		b.kubernetesRows(*kubeconfig, *runs)
-		fmt.Println()
-	}
-	if *withIncus == "on" || *withIncus == "auto" && incusAnswers(*incusSock) {
-		b.incusRows(*image, *incusSock, *runs, t.upD, t.downD)
-		fmt.Println()
-	}
-	b.psRows(*image, *runs)
-	exitUnless(ok, "the proxy's answers differ from dockerd's")
 }
 
 // psRows times ps of a project of 100 containers, cornus against docker
