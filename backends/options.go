@@ -80,6 +80,10 @@ type NetworkSpec struct {
 	Labels  map[string]string
 }
 
+// RuntimeName is the network's name on the runtime: its own, else
+// Compose's <project>_<key>.
+func (n NetworkSpec) RuntimeName() string { return RuntimeName(n.Project, n.Key, n.Network.Name) }
+
 // VolumeSpec asks for a named volume.
 type VolumeSpec struct {
 	Project string
@@ -87,6 +91,10 @@ type VolumeSpec struct {
 	Volume  spec.Volume
 	Labels  map[string]string
 }
+
+// RuntimeName is the volume's name on the runtime: its own, else
+// Compose's <project>_<key>.
+func (v VolumeSpec) RuntimeName() string { return RuntimeName(v.Project, v.Key, v.Volume.Name) }
 
 // EventOptions filter events by container labels. Since replays past
 // events; with Until the stream ends once events up to Until were sent
@@ -106,4 +114,16 @@ type EventOptions struct {
 	// stream fails first, nor by a backend that cannot confirm; callers
 	// that need completeness (a read cache) must treat that as unconfirmed.
 	Subscribed func()
+}
+
+// MatchLabels reports whether labels have match the filter want: every
+// filter label must be there; a value of "" only requires the key.
+func MatchLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		got, ok := have[k]
+		if !ok || (v != "" && got != v) {
+			return false
+		}
+	}
+	return true
 }

@@ -132,7 +132,7 @@ func resolveNetworking(cs *ContainerSpec, in ResolveInput) error {
 	}
 	for _, att := range a.Networks {
 		cs.Networks = append(cs.Networks, NetworkAttachment{
-			Network: runtimeName(in.Project, att.Name, in.Networks[att.Name].Name), Key: att.Name,
+			Network: RuntimeName(in.Project, att.Name, in.Networks[att.Name].Name), Key: att.Name,
 			Aliases: aliases(a.Name, att.Aliases), IPv4: att.IPv4, IPv6: att.IPv6,
 		})
 	}
@@ -170,7 +170,7 @@ func resolveStorage(cs *ContainerSpec, in ResolveInput) {
 		if v.Source != "" {
 			vm.Name = v.Source
 			if ok {
-				vm.Name = runtimeName(in.Project, v.Source, declared.Name)
+				vm.Name = RuntimeName(in.Project, v.Source, declared.Name)
 			}
 		}
 		if !ok && (v.Driver != "" || len(v.DriverOpts) > 0) {
@@ -186,9 +186,9 @@ func resolveStorage(cs *ContainerSpec, in ResolveInput) {
 	}
 }
 
-// runtimeName is a project resource's runtime name: its own, else
+// RuntimeName is a project resource's runtime name: its own, else
 // Compose's <project>_<key>.
-func runtimeName(project, key, name string) string {
+func RuntimeName(project, key, name string) string {
 	switch {
 	case name != "":
 		return name

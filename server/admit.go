@@ -163,7 +163,7 @@ func (s *Server) admitStorage(r *admission) error {
 			return fmt.Errorf("list volumes: %w", err)
 		}
 		for _, key := range slices.Sorted(maps.Keys(r.p.Volumes)) {
-			rt := runtimeName(r.p.Name, key, r.p.Volumes[key].Name)
+			rt := backends.RuntimeName(r.p.Name, key, r.p.Volumes[key].Name)
 			i := slices.IndexFunc(vols, func(v backends.Volume) bool { return v.Name == rt })
 			if err := s.ownExisting(r, "volumes."+key, "volume "+rt, r.p.Volumes[key].External, i >= 0, func() map[string]string { return vols[i].Labels }); err != nil {
 				return err
@@ -182,7 +182,7 @@ func (s *Server) admitStorage(r *admission) error {
 		return fmt.Errorf("list networks: %w", err)
 	}
 	for _, key := range slices.Sorted(maps.Keys(r.p.Networks)) {
-		rt := runtimeName(r.p.Name, key, r.p.Networks[key].Name)
+		rt := backends.RuntimeName(r.p.Name, key, r.p.Networks[key].Name)
 		i := slices.IndexFunc(nets, func(n backends.Network) bool { return n.Name == rt })
 		if err := s.ownExisting(r, "networks."+key, "network "+rt, r.p.Networks[key].External, i >= 0, func() map[string]string { return nets[i].Labels }); err != nil {
 			return err
@@ -205,15 +205,6 @@ func (s *Server) ownExisting(r *admission, at, what string, external, exists boo
 		return nil
 	}
 	return fmt.Errorf("%w: %s: %s exists and is not one of your projects'", errdefs.ErrPermissionDenied, at, what)
-}
-
-// runtimeName is a project resource's runtime name: its own, else
-// Compose's <project>_<key>.
-func runtimeName(project, key, name string) string {
-	if name != "" {
-		return name
-	}
-	return project + "_" + key
 }
 
 func (s *Server) admitImages(r *admission) error {

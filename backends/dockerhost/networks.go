@@ -29,10 +29,7 @@ const settleDelay = 100 * time.Millisecond
 // EnsureNetwork returns the network labelled for (project, key), creating
 // it if missing. External networks must exist.
 func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	name := n.Network.Name
-	if name == "" {
-		name = n.Project + "_" + n.Key
-	}
+	name := n.RuntimeName()
 	if n.Network.External {
 		return b.externalNetwork(ctx, name)
 	}

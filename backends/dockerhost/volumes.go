@@ -19,10 +19,7 @@ import (
 // unique and creating an existing name returns it, so concurrent creators
 // end up with the same volume.
 func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	name := v.Volume.Name
-	if name == "" {
-		name = v.Project + "_" + v.Key
-	}
+	name := v.RuntimeName()
 	if v.Volume.External {
 		res, err := b.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
 		if errdefs.IsNotFound(err) {

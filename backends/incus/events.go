@@ -102,7 +102,7 @@ func (b *Backend) Events(ctx context.Context, o backends.EventOptions) (<-chan b
 					return
 				}
 				network := e.Action == "connect" || e.Action == "disconnect"
-				if network && !o.Networks || !network && !matchLabels(e.Labels, o.Labels) {
+				if network && !o.Networks || !network && !backends.MatchLabels(e.Labels, o.Labels) {
 					continue
 				}
 				select {

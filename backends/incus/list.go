@@ -167,7 +167,7 @@ func (b *Backend) List(ctx context.Context, o backends.ListOptions) ([]backends.
 	for _, in := range all {
 		var labels map[string]string
 		_ = json.Unmarshal([]byte(in.Config[keyLabels]), &labels)
-		if !matchLabels(labels, o.Labels) {
+		if !backends.MatchLabels(labels, o.Labels) {
 			continue
 		}
 		c := b.containerOf(in, false)

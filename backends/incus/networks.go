@@ -40,10 +40,7 @@ func networkPath(name string) string { return "/1.0/networks/" + url.PathEscape(
 // External networks must exist: a cornus network of that name, or an
 // Incus network named so.
 func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	runtime := n.Network.Name
-	if runtime == "" {
-		runtime = n.Project + "_" + n.Key
-	}
+	runtime := n.RuntimeName()
 	bridge := bridgeName(b.cfg.project, runtime)
 	if net, err := b.getNetwork(ctx, bridge); err == nil {
 		return net, nil
@@ -233,7 +230,7 @@ func (b *Backend) ListNetworks(ctx context.Context, o backends.ListOptions) ([]b
 			continue
 		}
 		net := networkOf(n)
-		if matchLabels(net.Labels, o.Labels) {
+		if backends.MatchLabels(net.Labels, o.Labels) {
 			out = append(out, net)
 		}
 	}

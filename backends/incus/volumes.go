@@ -33,10 +33,7 @@ func (b *Backend) volumePath(pool, name string) string {
 // EnsureVolume returns the volume named for (project, key), creating it
 // if missing.
 func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	name := v.Volume.Name
-	if name == "" {
-		name = v.Project + "_" + v.Key
-	}
+	name := v.RuntimeName()
 	if vol, err := b.getVolume(ctx, name); err == nil {
 		return vol, nil
 	} else if !errdefs.IsNotFound(err) {
@@ -160,7 +157,7 @@ func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]ba
 	var out []backends.Volume
 	for _, v := range vs {
 		vol := volumeOf(pool, v)
-		if matchLabels(vol.Labels, o.Labels) {
+		if backends.MatchLabels(vol.Labels, o.Labels) {
 			out = append(out, vol)
 		}
 	}
@@ -181,18 +178,6 @@ func (b *Backend) RemoveVolume(ctx context.Context, name string, force bool) err
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}
 	return nil
-}
-
-// matchLabels: every filter label must match; a value of "" only requires
-// the key.
-func matchLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		got, ok := have[k]
-		if !ok || (v != "" && got != v) {
-			return false
-		}
-	}
-	return true
 }
 
 // placeStorage plans the container's volumes, binds and their subpaths:

@@ -128,7 +128,7 @@ func (b *Backend) events(ctx context.Context, o backends.EventOptions, out chan<
 func sender(ctx context.Context, o backends.EventOptions, out chan<- backends.Event) func(backends.Event) bool {
 	return func(e backends.Event) bool {
 		network := e.Action == "connect" || e.Action == "disconnect"
-		if (network && !o.Networks) || (!network && !matchLabels(e.Labels, o.Labels)) {
+		if (network && !o.Networks) || (!network && !backends.MatchLabels(e.Labels, o.Labels)) {
 			return true
 		}
 		if !o.Since.IsZero() && e.Time.Before(o.Since) || !o.Until.IsZero() && e.Time.After(o.Until) {

@@ -193,7 +193,7 @@ func (b *Backend) list(ctx context.Context, filter map[string]string) ([]contain
 	for i := range cms.Items {
 		cm := &cms.Items[i]
 		r, err := decodeRecord(cm)
-		if err != nil || !matchLabels(r.Labels, filter) {
+		if err != nil || !backends.MatchLabels(r.Labels, filter) {
 			continue
 		}
 		c := container{cm: cm, rec: r}
@@ -220,22 +220,11 @@ func (b *Backend) list(ctx context.Context, filter map[string]string) ([]contain
 		ws = append(ws, stoppedContainers(&deps[i])...)
 	}
 	for _, c := range ws {
-		if matchLabels(c.rec.Labels, filter) {
+		if backends.MatchLabels(c.rec.Labels, filter) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
-}
-
-// matchLabels: every filter label present ("" values only need the key).
-func matchLabels(have, filter map[string]string) bool {
-	for k, v := range filter {
-		got, ok := have[k]
-		if !ok || (v != "" && got != v) {
-			return false
-		}
-	}
-	return true
 }
 
 // Inspect returns one container's details.

@@ -31,10 +31,7 @@ import (
 // EnsureNetwork returns the project network, creating it if missing.
 // External networks must exist.
 func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	name := n.Network.Name
-	if name == "" {
-		name = n.Project + "_" + n.Key
-	}
+	name := n.RuntimeName()
 	obj := netObjectName(name)
 	svcs := b.core.Services(b.cfg.namespace)
 	if svc, err := svcs.Get(ctx, obj, metav1.GetOptions{}); err == nil {
@@ -162,7 +159,7 @@ func (b *Backend) ListNetworks(ctx context.Context, o backends.ListOptions) ([]b
 			continue
 		}
 		n := networkOf(&svcs.Items[i])
-		if !matchLabels(n.Labels, o.Labels) {
+		if !backends.MatchLabels(n.Labels, o.Labels) {
 			continue
 		}
 		if cs == nil {

@@ -33,10 +33,7 @@ func volumeRecordName(name string) string { return dnsLabel("volume-"+name, 253)
 
 // EnsureVolume returns the named volume, creating its claim if missing.
 func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	name := v.Volume.Name
-	if name == "" {
-		name = v.Project + "_" + v.Key
-	}
+	name := v.RuntimeName()
 	if got, err := b.volume(ctx, name); err == nil {
 		return got.vol, nil
 	} else if !errdefs.IsNotFound(err) {
@@ -183,7 +180,7 @@ func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]ba
 		if pvcs.Items[i].DeletionTimestamp != nil {
 			continue // going away
 		}
-		if v := volumeOfClaim(&pvcs.Items[i]); matchLabels(v.Labels, o.Labels) {
+		if v := volumeOfClaim(&pvcs.Items[i]); backends.MatchLabels(v.Labels, o.Labels) {
 			out = append(out, v)
 		}
 	}
@@ -192,7 +189,7 @@ func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]ba
 		return nil, wrap(err, "list volumes")
 	}
 	for i := range cms.Items {
-		if info, err := volumeOfRecord(&cms.Items[i]); err == nil && matchLabels(info.vol.Labels, o.Labels) {
+		if info, err := volumeOfRecord(&cms.Items[i]); err == nil && backends.MatchLabels(info.vol.Labels, o.Labels) {
 			out = append(out, info.vol)
 		}
 	}

@@ -30,7 +30,7 @@ func networkPath(name, verb string) string {
 // alias). External networks must exist. Podman refuses a second network
 // of the same name (409), so concurrent creators end up with one.
 func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	name := cmp.Or(n.Network.Name, n.Project+"_"+n.Key)
+	name := n.RuntimeName()
 	if n.Network.External {
 		r, err := b.inspectNetwork(ctx, name)
 		if errdefs.IsNotFound(err) {

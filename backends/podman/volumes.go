@@ -20,7 +20,7 @@ func volumePath(name string) string { return "/volumes/" + url.PathEscape(name) 
 // it if missing. External volumes must exist. Podman volume names are
 // unique: a concurrent creator's volume is found by name.
 func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	name := cmp.Or(v.Volume.Name, v.Project+"_"+v.Key)
+	name := v.RuntimeName()
 	if v.Volume.External {
 		r, err := b.inspectVolume(ctx, name)
 		if errdefs.IsNotFound(err) {

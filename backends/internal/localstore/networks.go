@@ -44,10 +44,7 @@ func (s *Networks) networkMetaPath(name string) string {
 // Ensure returns the network, creating it if missing
 // (backends.Networks.EnsureNetwork).
 func (s *Networks) Ensure(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	name := n.Network.Name
-	if name == "" {
-		name = n.Project + "_" + n.Key
-	}
+	name := n.RuntimeName()
 	if err := ValidName(name); err != nil {
 		return backends.Network{}, err
 	}
@@ -127,7 +124,7 @@ func (s *Networks) List(ctx context.Context, o backends.ListOptions) ([]backends
 	var out []backends.Network
 	for _, n := range ns {
 		nw, err := s.Inspect(ctx, n.Name)
-		if err != nil || !MatchLabels(nw.Labels, o.Labels) {
+		if err != nil || !backends.MatchLabels(nw.Labels, o.Labels) {
 			continue
 		}
 		out = append(out, nw)

@@ -71,10 +71,7 @@ func isBind(o map[string]string) bool {
 // Ensure returns the volume labelled for (project, key) or named so,
 // creating it if missing (backends.Backend.EnsureVolume).
 func (s *Volumes) Ensure(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	name := v.Volume.Name
-	if name == "" {
-		name = v.Project + "_" + v.Key
-	}
+	name := v.RuntimeName()
 	if err := ValidName(name); err != nil {
 		return backends.Volume{}, err
 	}
@@ -174,7 +171,7 @@ func (s *Volumes) List(ctx context.Context, o backends.ListOptions) ([]backends.
 	var out []backends.Volume
 	for _, e := range entries {
 		m, err := s.readVolume(e.Name())
-		if err != nil || !MatchLabels(m.Labels, o.Labels) {
+		if err != nil || !backends.MatchLabels(m.Labels, o.Labels) {
 			continue
 		}
 		out = append(out, m.volume(s.volumeDir(e.Name())))

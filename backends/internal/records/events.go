@@ -6,7 +6,6 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/journal"
-	"github.com/cornus-dev/cornus/backends/internal/localstore"
 )
 
 // The event journal (<data>/events/events.jsonl) is written by whoever
@@ -35,7 +34,7 @@ func Events(ctx context.Context, j *journal.Journal, o backends.EventOptions) (<
 		}
 		err := j.Follow(ctx, since, o.Until, o.Subscribed, func(e journal.Event) bool {
 			network := e.Action == "connect" || e.Action == "disconnect"
-			if network && !o.Networks || !network && !localstore.MatchLabels(e.Labels, o.Labels) {
+			if network && !o.Networks || !network && !backends.MatchLabels(e.Labels, o.Labels) {
 				return true
 			}
 			select {

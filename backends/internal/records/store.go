@@ -9,7 +9,6 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -55,7 +54,7 @@ func (s *Store) List(ctx context.Context, o backends.ListOptions) ([]backends.Co
 	}
 	var out []backends.Container
 	for _, st := range all {
-		if !localstore.MatchLabels(st.Spec.Labels, o.Labels) {
+		if !backends.MatchLabels(st.Spec.Labels, o.Labels) {
 			continue
 		}
 		c := s.View(st, s.RecordOf(st.ID))
