@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 )
@@ -38,12 +40,12 @@ func newConfigCmd(f *composeFlags, s streams) *cobra.Command {
 				}
 				return nil
 			case o.networks:
-				for _, n := range sortedKeys(p.Networks) {
+				for _, n := range slices.Sorted(maps.Keys(p.Networks)) {
 					fmt.Fprintln(s.Out, n)
 				}
 				return nil
 			case o.volumes:
-				for _, n := range sortedKeys(p.Volumes) {
+				for _, n := range slices.Sorted(maps.Keys(p.Volumes)) {
 					fmt.Fprintln(s.Out, n)
 				}
 				return nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,7 +70,7 @@ func newTopCmd(f *composeFlags, s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, name := range sortedKeys(tops) {
+			for _, name := range slices.Sorted(maps.Keys(tops)) {
 				p := tops[name]
 				fmt.Fprintln(s.Out, name)
 				tw := tabwriter.NewWriter(s.Out, 0, 0, 3, ' ', 0)

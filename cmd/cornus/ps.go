@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -127,7 +129,7 @@ func psJSON(c backends.Container) psRow {
 
 func labelString(l map[string]string) string {
 	var kv []string
-	for _, k := range sortedKeys(l) {
+	for _, k := range slices.Sorted(maps.Keys(l)) {
 		kv = append(kv, k+"="+l[k])
 	}
 	return strings.Join(kv, ",")
