@@ -108,7 +108,7 @@ func event(m events.Message, o backends.EventOptions) (e backends.Event, ok bool
 		}
 		return backends.Event{Time: t, Action: string(m.Action), ID: attrs["container"]}, true
 	}
-	if o.Networks && !hasLabels(attrs, o.Labels) {
+	if o.Networks && !backends.MatchLabels(attrs, o.Labels) {
 		return e, false
 	}
 	e = backends.Event{
@@ -128,16 +128,4 @@ func event(m events.Message, o backends.EventOptions) (e backends.Event, ok bool
 		}
 	}
 	return e, true
-}
-
-// hasLabels is dockerd's label filter: every key present, with the value
-// when one is given.
-func hasLabels(attrs, want map[string]string) bool {
-	for k, v := range want {
-		got, ok := attrs[k]
-		if !ok || (v != "" && got != v) {
-			return false
-		}
-	}
-	return true
 }

@@ -243,7 +243,7 @@ func event(w eventWire, o backends.EventOptions) (backends.Event, bool) {
 		// Podman's network events name the container as their actor.
 		return backends.Event{Time: t, Action: w.Action, ID: cmp.Or(attrs["container"], w.Actor.ID)}, true
 	}
-	if w.Type != "container" || !hasLabels(attrs, o.Labels) {
+	if w.Type != "container" || !backends.MatchLabels(attrs, o.Labels) {
 		return backends.Event{}, false
 	}
 	action := w.Action
@@ -263,16 +263,4 @@ func event(w eventWire, o backends.EventOptions) (backends.Event, bool) {
 		}
 	}
 	return e, true
-}
-
-// hasLabels is the label filter: every key present, with the value when
-// one is given.
-func hasLabels(attrs, want map[string]string) bool {
-	for k, v := range want {
-		got, ok := attrs[k]
-		if !ok || (v != "" && got != v) {
-			return false
-		}
-	}
-	return true
 }

@@ -70,7 +70,7 @@ func (b *Backend) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (ba
 	if errdefs.IsConflict(err) || (err != nil && strings.Contains(err.Error(), "already exists")) {
 		// Another process made it first: ours if it has our labels.
 		r, ierr := b.inspectNetwork(ctx, name)
-		if ierr == nil && hasLabels(r.Labels, identity) {
+		if ierr == nil && backends.MatchLabels(r.Labels, identity) {
 			return networkOf(r), nil
 		}
 		return backends.Network{}, fmt.Errorf("network %s already exists but was not created by cornus for project %s (network key %s); remove it or declare it external: %w",
@@ -176,7 +176,7 @@ func (b *Backend) listNetworks(ctx context.Context, labels map[string]string) ([
 	}
 	// As for volumes: every label filter must match, whatever podman's
 	// version makes of several.
-	return slices.DeleteFunc(list, func(n networkResource) bool { return !hasLabels(n.Labels, labels) }), nil
+	return slices.DeleteFunc(list, func(n networkResource) bool { return !backends.MatchLabels(n.Labels, labels) }), nil
 }
 
 func networkOf(r networkResource) backends.Network {

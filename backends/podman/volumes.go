@@ -114,7 +114,7 @@ func (b *Backend) listVolumes(ctx context.Context, labels map[string]string) ([]
 	}
 	// Podman 4.3 matches a volume that has any of several label filters:
 	// every one must match.
-	return slices.DeleteFunc(list, func(v volumeResource) bool { return !hasLabels(v.Labels, labels) }), nil
+	return slices.DeleteFunc(list, func(v volumeResource) bool { return !backends.MatchLabels(v.Labels, labels) }), nil
 }
 
 func volumeOf(r volumeResource) backends.Volume {
