@@ -8,7 +8,7 @@ LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VE
 FUZZTIME ?=
 export CGO_ENABLED := 0
 
-.PHONY: help build setup test check unit e2e-backends fuzz demo bench scale clean
+.PHONY: help build setup test check unit e2e-backends fuzz stress demo bench scale clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -37,6 +37,9 @@ e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on
 
 fuzz: ## run every fuzz target (a fixed count of inputs each; FUZZTIME overrides)
 	@$(TESTSH) fuzz
+
+stress: ## make test three times in a row, each on a fresh clone of HEAD, beside stress-ng --cpu 2
+	scripts/stress.sh 3
 
 demo: build ## bring the example project up on the default backend (sets up dockerd only)
 	scripts/setup.sh demo
