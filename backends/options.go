@@ -81,7 +81,7 @@ type NetworkSpec struct {
 }
 
 // RuntimeName is the network's name on the runtime: its own, else
-// Compose's <project>_<key>.
+// Compose's <project>_<key> (see spec.RuntimeName).
 func (n NetworkSpec) RuntimeName() string { return RuntimeName(n.Project, n.Key, n.Network.Name) }
 
 // VolumeSpec asks for a named volume.
@@ -93,7 +93,7 @@ type VolumeSpec struct {
 }
 
 // RuntimeName is the volume's name on the runtime: its own, else
-// Compose's <project>_<key>.
+// Compose's <project>_<key> (see spec.RuntimeName).
 func (v VolumeSpec) RuntimeName() string { return RuntimeName(v.Project, v.Key, v.Volume.Name) }
 
 // EventOptions filter events by container labels. Since replays past
@@ -116,8 +116,8 @@ type EventOptions struct {
 	Subscribed func()
 }
 
-// MatchLabels reports whether labels have match the filter want: every
-// filter label must be there; a value of "" only requires the key.
+// MatchLabels reports whether have matches the filter want: every key of
+// want present, with want's value unless that is "".
 func MatchLabels(have, want map[string]string) bool {
 	for k, v := range want {
 		got, ok := have[k]

@@ -187,15 +187,12 @@ func resolveStorage(cs *ContainerSpec, in ResolveInput) {
 }
 
 // RuntimeName is a project resource's runtime name: its own, else
-// Compose's <project>_<key>.
+// spec.RuntimeName's.
 func RuntimeName(project, key, name string) string {
-	switch {
-	case name != "":
+	if name != "" {
 		return name
-	case project != "":
-		return project + "_" + key
 	}
-	return key
+	return spec.RuntimeName(project, key)
 }
 
 // namespace resolves a namespace mode: "service:NAME" becomes the

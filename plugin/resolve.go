@@ -114,7 +114,8 @@ func Resolve(o ResolveOptions) (ResolveResult, error) {
 // (set as DOCKER_HOST), DOCKER_HOST, DOCKER_CONTEXT, then the config's
 // currentContext. It returns the context's name ("" for an endpoint given
 // directly) and records the source, and the host when it is known, in r.
-func chooseContext(g GlobalOptions, env []string, configDir func() (string, error), r *ResolveResult) (name string, _ []string, _ error) {
+func chooseContext(g GlobalOptions, env []string, configDir func() (string, error), r *ResolveResult) (string, []string, error) {
+	name := ""
 	switch {
 	case g.Context != "":
 		name, r.Source = g.Context, "--context"

@@ -50,8 +50,20 @@ func (p Project) Normalize() Project {
 	return out
 }
 
+// runtimeName is a network's or volume's default runtime name: an
+// external one is found by its key, the project's own are Compose's.
 func runtimeName(project, key string, external bool) string {
 	if external {
+		return key
+	}
+	return RuntimeName(project, key)
+}
+
+// RuntimeName is Compose's runtime name of a project's network or volume,
+// <project>_<key> (the key alone outside a project): the one rule every
+// backend names them by.
+func RuntimeName(project, key string) string {
+	if project == "" {
 		return key
 	}
 	return project + "_" + key

@@ -193,9 +193,8 @@ func targetOf(w backends.WorkloadSpec) workloadTarget {
 // template. It returns the files Secret of the template replaced, for the
 // caller to delete once the new one runs.
 func (b *Backend) changeWorkload(ctx context.Context, w backends.WorkloadSpec, t workloadTarget, cur workload, found, same bool) (oldFiles string, err error) {
-	name, hash, kind := t.name, t.hash, t.kind
 	switch {
-	case same && (kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0 &&
+	case same && (t.kind == kindJob || int(ptrOr(cur.dep.Spec.Replicas, 1)) == w.Replicas && len(stoppedOf(cur.dep)) == 0 &&
 		equality.Semantic.DeepEqual(cur.dep.Spec.Strategy, strategy(w.Update))):
 		// Unchanged: wait for what may still be starting.
 	case same:
@@ -204,19 +203,19 @@ func (b *Backend) changeWorkload(ctx context.Context, w backends.WorkloadSpec, t
 		if err := b.markSurplus(ctx, cur, w.Replicas); err != nil {
 			return "", err
 		}
-		err = b.updateDeployment(ctx, name, func(d *appsv1.Deployment) {
+		err = b.updateDeployment(ctx, t.name, func(d *appsv1.Deployment) {
 			d.Spec.Replicas, d.Spec.Strategy = ptr(int32(w.Replicas)), strategy(w.Update)
 			setStopped(d, nil)
 		})
 	default:
 		var tmpl corev1.PodTemplateSpec
-		if tmpl, err = b.podTemplate(ctx, w, name, hash); err != nil {
+		if tmpl, err = b.podTemplate(ctx, w, t.name, t.hash); err != nil {
 			return "", fmt.Errorf("create %s: %w", w.Template.App, err)
 		}
 		if found {
 			oldFiles = filesSecretOf(cur.template().Spec)
 		}
-		if err = b.putWorkload(ctx, w, name, kind, tmpl, found); err != nil {
+		if err = b.putWorkload(ctx, w, t.name, t.kind, tmpl, found); err != nil {
 			if files := filesSecretOf(tmpl.Spec); files != "" && files != oldFiles {
 				_ = b.core.Secrets(b.cfg.namespace).Delete(context.WithoutCancel(ctx), files, metav1.DeleteOptions{})
 			}

@@ -129,10 +129,10 @@ func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url
 	}
 	es.seam = time.Time{}
 	sctx, cancel := context.WithDeadline(ctx, es.o.Until)
-	defer cancel()
 	err = es.b.readEvents(sctx, query(true, from), nil, es.emitter(ctx))
+	cancel()
 	if sctx.Err() != nil && ctx.Err() == nil {
-		return nil // until came
+		return nil // until came (or the stream's end, once it did)
 	}
 	return err
 }

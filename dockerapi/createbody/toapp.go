@@ -48,7 +48,7 @@ func ToApp(in Input) (backends.ResolveInput, []string, error) {
 
 	a, err := appOf(in.Name, cfg, hc)
 	if err != nil {
-		return backends.ResolveInput{}, nil, err
+		return backends.ResolveInput{}, warns, err
 	}
 	if svc := labels["com.docker.compose.service"]; svc != "" {
 		a.Name = svc
@@ -343,7 +343,7 @@ func readPorts(cfg *container.Config, hc *container.HostConfig) ([]spec.Port, er
 	return out, nil
 }
 
-// mapNetworks turns NetworkMode and EndpointsConfig into attachments; the
+// readNetworks turns NetworkMode and EndpointsConfig into attachments; the
 // returned map holds the runtime networks keyed as the attachments name them.
 func readNetworks(a *spec.App, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig, known map[string]string) (map[string]spec.Network, error) {
 	mode := string(hc.NetworkMode)
