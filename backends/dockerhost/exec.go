@@ -40,13 +40,8 @@ func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 		_, err := b.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: s.Height, Width: s.Width})
 		return err
 	}
-	if o.TTY && o.Size != nil {
-		termsize.Set(ctx, resize, *o.Size)
-	}
-	done := make(chan struct{})
-	defer close(done)
-	if o.TTY && o.Resize != nil {
-		go termsize.Follow(done, o.Resize, resize)
+	if o.TTY {
+		defer termsize.Track(ctx, resize, o.Size, o.Resize)()
 	}
 	if o.Stdin != nil {
 		go func() {

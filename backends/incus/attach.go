@@ -11,6 +11,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/backends/internal/records"
 )
 
 // Attach streams the main process's output and feeds its stdin through
@@ -45,7 +46,7 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 		replay = true
 	}
 	if o.Resize != nil {
-		go forwardResize(ctx, dir, o.Resize)
+		go records.ForwardResize(ctx, dir, o.Resize)
 	}
 	if replay {
 		if err := b.Logs(ctx, id, lo); err != nil {
@@ -77,22 +78,6 @@ func awaitMonitor(ctx context.Context, dir string) error {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for it to start: %w", ctx.Err())
 		case <-t.C:
-		}
-	}
-}
-
-func forwardResize(ctx context.Context, dir string, sizes <-chan backends.TermSize) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case s, ok := <-sizes:
-			if !ok {
-				return
-			}
-			if err := monitor.Resize(ctx, dir, uint32(s.Width), uint32(s.Height)); err != nil && !errdefs.IsConflict(err) {
-				return
-			}
 		}
 	}
 }

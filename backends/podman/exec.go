@@ -49,13 +49,8 @@ func (b *Backend) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 		o.Started(execID)
 	}
 	resize := func(s backends.TermSize) error { return b.resizeExec(ctx, execID, s) }
-	if o.TTY && o.Size != nil {
-		termsize.Set(ctx, resize, *o.Size)
-	}
-	done := make(chan struct{})
-	defer close(done)
-	if o.TTY && o.Resize != nil {
-		go termsize.Follow(done, o.Resize, resize)
+	if o.TTY {
+		defer termsize.Track(ctx, resize, o.Size, o.Resize)()
 	}
 	if o.Stdin != nil {
 		go func() {

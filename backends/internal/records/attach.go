@@ -41,7 +41,7 @@ func (s *Store) Attach(ctx context.Context, id string, o backends.AttachOptions,
 			return err
 		}
 		if o.Resize != nil {
-			go forwardResize(ctx, dir, o.Resize)
+			go ForwardResize(ctx, dir, o.Resize)
 			o.Resize = nil
 		}
 		if o.Stream {
@@ -61,7 +61,7 @@ func (s *Store) Attach(ctx context.Context, id string, o backends.AttachOptions,
 		replay = true // what it wrote before the attachment took
 	}
 	if o.Resize != nil {
-		go forwardResize(ctx, dir, o.Resize)
+		go ForwardResize(ctx, dir, o.Resize)
 	}
 	if replay {
 		if err := logs(ctx, st.ID, lo); err != nil {
@@ -95,7 +95,10 @@ func (s *Store) awaitMonitor(ctx context.Context, id string) error {
 	}
 }
 
-func forwardResize(ctx context.Context, dir string, sizes <-chan backends.TermSize) {
+// ForwardResize sizes the terminal of the container whose monitor runs in
+// dir as sizes say, until ctx ends, sizes closes or the monitor is gone (a
+// conflict, no terminal yet, is skipped).
+func ForwardResize(ctx context.Context, dir string, sizes <-chan backends.TermSize) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -36,3 +36,16 @@ func Follow(done <-chan struct{}, ch <-chan backends.TermSize, resize func(backe
 		}
 	}
 }
+
+// Track sizes an exec's terminal: to size first, if given, then as changes
+// come, until the returned stop is called.
+func Track(ctx context.Context, resize func(backends.TermSize) error, size *backends.TermSize, changes <-chan backends.TermSize) (stop func()) {
+	if size != nil {
+		Set(ctx, resize, *size)
+	}
+	done := make(chan struct{})
+	if changes != nil {
+		go Follow(done, changes, resize)
+	}
+	return func() { close(done) }
+}
