@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -111,6 +112,23 @@ type PortBinding struct {
 	HostPort      int
 	ContainerPort int
 	Protocol      string
+}
+
+// SortPorts orders published ports as docker ps lists them: by container
+// port, protocol, host address, then host port.
+func SortPorts(ps []PortBinding) {
+	slices.SortFunc(ps, func(a, b PortBinding) int {
+		if a.ContainerPort != b.ContainerPort {
+			return a.ContainerPort - b.ContainerPort
+		}
+		if a.Protocol != b.Protocol {
+			return strings.Compare(a.Protocol, b.Protocol)
+		}
+		if a.HostIP != b.HostIP {
+			return strings.Compare(a.HostIP, b.HostIP)
+		}
+		return a.HostPort - b.HostPort
+	})
 }
 
 // ContainerDetails is Inspect's answer: List's view plus configuration and

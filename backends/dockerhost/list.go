@@ -69,7 +69,7 @@ func summary(s container.Summary, now time.Time) backends.Container {
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, backends.PortBinding{HostIP: addr(p.IP), HostPort: int(p.PublicPort), ContainerPort: int(p.PrivatePort), Protocol: p.Type})
 	}
-	sortPorts(c.Ports)
+	backends.SortPorts(c.Ports)
 	if s.NetworkSettings != nil {
 		c.Networks = map[string]backends.EndpointInfo{}
 		for name, ep := range s.NetworkSettings.Networks {
@@ -238,23 +238,8 @@ func portBindings(pm network.PortMap) []backends.PortBinding {
 			out = append(out, backends.PortBinding{HostIP: addr(b.HostIP), HostPort: hp, ContainerPort: int(port.Num()), Protocol: string(port.Proto())})
 		}
 	}
-	sortPorts(out)
+	backends.SortPorts(out)
 	return out
-}
-
-func sortPorts(ps []backends.PortBinding) {
-	slices.SortFunc(ps, func(a, b backends.PortBinding) int {
-		if a.ContainerPort != b.ContainerPort {
-			return a.ContainerPort - b.ContainerPort
-		}
-		if a.Protocol != b.Protocol {
-			return strings.Compare(a.Protocol, b.Protocol)
-		}
-		if a.HostIP != b.HostIP {
-			return strings.Compare(a.HostIP, b.HostIP)
-		}
-		return a.HostPort - b.HostPort
-	})
 }
 
 // parseTime reads Docker's RFC 3339 timestamps; the zero time

@@ -101,7 +101,7 @@ func summary(e containerListEntry, networkIDs map[string]string) backends.Contai
 			})
 		}
 	}
-	sortPorts(c.Ports)
+	backends.SortPorts(c.Ports)
 	if len(e.Networks) > 0 {
 		c.Networks = map[string]backends.EndpointInfo{}
 		for _, n := range e.Networks {
@@ -271,7 +271,7 @@ func details(r containerInspect, networkIDs map[string]string) backends.Containe
 			d.Ports = append(d.Ports, backends.PortBinding{HostIP: pb.HostIP, HostPort: hp, ContainerPort: cp, Protocol: cmp.Or(proto, "tcp")})
 		}
 	}
-	sortPorts(d.Ports)
+	backends.SortPorts(d.Ports)
 	if len(r.NetworkSettings.Networks) > 0 {
 		d.Networks = map[string]backends.EndpointInfo{}
 		for name, ep := range r.NetworkSettings.Networks {
@@ -303,21 +303,6 @@ func specHealthcheck(h *healthConfig) *spec.Healthcheck {
 		out.Retries = &r
 	}
 	return out
-}
-
-func sortPorts(ps []backends.PortBinding) {
-	slices.SortFunc(ps, func(a, b backends.PortBinding) int {
-		if a.ContainerPort != b.ContainerPort {
-			return a.ContainerPort - b.ContainerPort
-		}
-		if a.Protocol != b.Protocol {
-			return strings.Compare(a.Protocol, b.Protocol)
-		}
-		if a.HostIP != b.HostIP {
-			return strings.Compare(a.HostIP, b.HostIP)
-		}
-		return a.HostPort - b.HostPort
-	})
 }
 
 // realTime is t, or the zero time for podman's "never" (year 1).
