@@ -62,9 +62,24 @@ func ServeForward(ctx context.Context, s Dialer, service string, f Forward, read
 	if f.Proto == "udp" {
 		return serveUDP(ctx, s, service, f, ready)
 	}
-	ln, err := net.Listen("tcp", f.Local)
+	return serveTCP(ctx, "port-forward", f.Local, ready, func(c net.Conn) {
+		defer c.Close()
+		st, err := s.Dial(ctx, api.Dial{Service: service, Port: f.Remote, Proto: "tcp"})
+		if err != nil {
+			return
+		}
+		defer st.Close()
+		Pipe(c, st)
+	})
+}
+
+// serveTCP listens on addr until ctx ends (then it returns nil), telling
+// ready the bound address, and serves each connection in its own
+// goroutine.
+func serveTCP(ctx context.Context, what, addr string, ready func(string), serve func(net.Conn)) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("port-forward: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer ln.Close()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -80,15 +95,7 @@ func ServeForward(ctx context.Context, s Dialer, service string, f Forward, read
 			}
 			return err
 		}
-		go func() {
-			defer c.Close()
-			st, err := s.Dial(ctx, api.Dial{Service: service, Port: f.Remote, Proto: "tcp"})
-			if err != nil {
-				return
-			}
-			defer st.Close()
-			Pipe(c, st)
-		}()
+		go serve(c)
 	}
 }
 

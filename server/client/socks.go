@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"time"
@@ -19,26 +18,7 @@ import (
 // or container name of the project) goes through d.
 // No authentication: it listens on loopback unless told otherwise.
 func ServeTunnel(ctx context.Context, s Dialer, addr string, ready func(string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("tunnel: %w", err)
-	}
-	defer ln.Close()
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		go socks(ctx, s, c)
-	}
+	return serveTCP(ctx, "tunnel", addr, ready, func(c net.Conn) { socks(ctx, s, c) })
 }
 
 // SOCKS5 (RFC 1928) reply codes cornus uses.
