@@ -150,27 +150,16 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 			defer s.relays.remove(k, mux)
 		}
 	}
-	streams := newStreamCap()
-	for {
-		st, err := mux.AcceptStream()
-		if err != nil {
+	serveStreams(mux, func(st *yamux.Stream) {
+		// The deployment's generation is checked for every stream:
+		// the relay outlives a down only until the watcher sees it.
+		if !s.owners.holds(g) {
+			replyDial(st, fmt.Errorf("%w: this caretaker token's deployment has ended", errdefs.ErrPermissionDenied))
+			st.Close()
 			return
 		}
-		if !streams.take(st) {
-			continue
-		}
-		go func() {
-			defer streams.put()
-			// The deployment's generation is checked for every stream:
-			// the relay outlives a down only until the watcher sees it.
-			if !s.owners.holds(g) {
-				replyDial(st, fmt.Errorf("%w: this caretaker token's deployment has ended", errdefs.ErrPermissionDenied))
-				st.Close()
-				return
-			}
-			s.serveRelayStream(ctx, project, st)
-		}()
-	}
+		s.serveRelayStream(ctx, project, st)
+	})
 }
 
 func (s *Server) serveRelayStream(ctx context.Context, project string, st net.Conn) {

@@ -56,6 +56,25 @@ func (c streamCap) take(st net.Conn) bool {
 
 func (c streamCap) put() { <-c }
 
+// serveStreams serves each stream mux accepts in its own goroutine, at
+// most maxStreams at once, until mux closes.
+func serveStreams(mux *yamux.Session, serve func(*yamux.Stream)) {
+	streams := newStreamCap()
+	for {
+		st, err := mux.AcceptStream()
+		if err != nil {
+			return
+		}
+		if !streams.take(st) {
+			continue
+		}
+		go func() {
+			defer streams.put()
+			serve(st)
+		}()
+	}
+}
+
 // streamWindow is how much a session stream may have in flight: yamux's
 // 256 KiB default caps a port-forward at a few hundred MiB/s on loopback
 // and far less over a real link.
@@ -193,20 +212,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	// A revoked token, or the project passing to another tenant, closes
 	// the session (live.go).
 	defer s.live.add(id, project, func() { mux.Close() })()
-	streams := newStreamCap()
-	for {
-		st, err := mux.AcceptStream()
-		if err != nil {
-			return
-		}
-		if !streams.take(st) {
-			continue
-		}
-		go func() {
-			defer streams.put()
-			s.serveStream(ctx, sess, project, st)
-		}()
-	}
+	serveStreams(mux, func(st *yamux.Stream) { s.serveStream(ctx, sess, project, st) })
 }
 
 func muxConfig() *yamux.Config {
