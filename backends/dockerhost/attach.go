@@ -33,13 +33,11 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 	stopClose := context.AfterFunc(ctx, att.Close)
 	defer stopClose()
 
-	done := make(chan struct{})
-	defer close(done)
-	if o.Resize != nil && tty {
-		go termsize.Follow(done, o.Resize, func(s backends.TermSize) error {
+	if tty {
+		defer termsize.Track(ctx, func(s backends.TermSize) error {
 			_, err := b.cli.ContainerResize(ctx, id, client.ContainerResizeOptions{Height: s.Height, Width: s.Width})
 			return err
-		})
+		}, nil, o.Resize)()
 	}
 	if o.Stdin != nil {
 		go func() {

@@ -10,9 +10,9 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 )
 
-// Set sets the initial size; the process may not have its TTY yet, so a
+// set sets the initial size; the process may not have its TTY yet, so a
 // few failures are retried (as the docker CLI does).
-func Set(ctx context.Context, resize func(backends.TermSize) error, s backends.TermSize) {
+func set(ctx context.Context, resize func(backends.TermSize) error, s backends.TermSize) {
 	for i := range 10 {
 		if resize(s) == nil || ctx.Err() != nil {
 			return
@@ -37,11 +37,11 @@ func Follow(done <-chan struct{}, ch <-chan backends.TermSize, resize func(backe
 	}
 }
 
-// Track sizes an exec's terminal: to size first, if given, then as changes
-// come, until the returned stop is called.
+// Track sizes an exec's or an attachment's terminal: to size first, if
+// given, then as changes come, until the returned stop is called.
 func Track(ctx context.Context, resize func(backends.TermSize) error, size *backends.TermSize, changes <-chan backends.TermSize) (stop func()) {
 	if size != nil {
-		Set(ctx, resize, *size)
+		set(ctx, resize, *size)
 	}
 	done := make(chan struct{})
 	if changes != nil {

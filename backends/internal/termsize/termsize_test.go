@@ -22,9 +22,9 @@ func TestSetAndFollow(t *testing.T) {
 		}
 		return nil
 	}
-	Set(context.Background(), resize, backends.TermSize{Width: 80, Height: 24})
+	set(context.Background(), resize, backends.TermSize{Width: 80, Height: 24})
 	if len(got) != 4 {
-		t.Fatalf("Set tried %d times, want 4 (three failures, then the size)", len(got))
+		t.Fatalf("set tried %d times, want 4 (three failures, then the size)", len(got))
 	}
 	got = nil
 	ch := make(chan backends.TermSize, 2)
