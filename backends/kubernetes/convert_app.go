@@ -26,7 +26,6 @@ type renderedApp struct {
 
 // appRender is the state of rendering one app.
 type appRender struct {
-	p    spec.Project
 	a    spec.App
 	cfg  config
 	cs   backends.ContainerSpec
@@ -46,7 +45,7 @@ func renderApp(p spec.Project, a spec.App, cfg config, claims map[string]volumeS
 	}
 	nets := cs.Networks
 	cs.Networks = nil // peers resolve through the app Services
-	r := &appRender{p: p, a: a, cfg: cfg, cs: cs, meta: meta}
+	r := &appRender{a: a, cfg: cfg, cs: cs, meta: meta}
 	rendered, err := render(r.podInput(claims))
 	if err != nil {
 		return renderedApp{}, err
