@@ -129,12 +129,12 @@ func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url
 	}
 	es.seam = time.Time{}
 	sctx, cancel := context.WithDeadline(ctx, es.o.Until)
-	err = es.b.readEvents(sctx, query(true, from), nil, es.emitter(ctx))
-	cancel()
-	if sctx.Err() != nil && ctx.Err() == nil {
-		return nil // until came (or the stream's end, once it did)
-	}
-	return err
+	defer cancel()
+	// The stream's end is the end of the events asked for, whatever ended
+	// it: Until's deadline, or a stream that broke before it (that error
+	// goes unreported, as it always has).
+	_ = es.b.readEvents(sctx, query(true, from), nil, es.emitter(ctx))
+	return nil
 }
 
 // emitter sends an event unless it is past Until, a repeat, or a health
