@@ -37,6 +37,7 @@ const (
 	FeatureRename   Feature = "rename"   // Renamer
 	FeatureEvents   Feature = "events"   // EventSource
 	FeatureStats    Feature = "stats"    // StatsSource
+	FeatureBuild    Feature = "build"    // Builder (build.go)
 
 	FeatureWorkloads   Feature = "workloads"    // Workloads (workloads.go)
 	FeatureLocalMounts Feature = "local-mounts" // LocalMounter
@@ -65,6 +66,7 @@ var optional = []struct {
 	{FeatureRename, reflect.TypeFor[Renamer]()},
 	{FeatureEvents, reflect.TypeFor[EventSource]()},
 	{FeatureStats, reflect.TypeFor[StatsSource]()},
+	{FeatureBuild, reflect.TypeFor[Builder]()},
 	{FeatureWorkloads, reflect.TypeFor[Workloads]()},
 	{FeatureLocalMounts, reflect.TypeFor[LocalMounter]()},
 	{FeatureHostReach, reflect.TypeFor[HostReachChecker]()},

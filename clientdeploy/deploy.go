@@ -40,6 +40,9 @@ type Options struct {
 	BindsToLocal bool
 	// Hold says who holds a server deployment's session.
 	Hold Hold
+	// Build says what is built before up; BuildOptions how.
+	Build        BuildPolicy
+	BuildOptions BuildOptions
 }
 
 // Deploy is the client's deploy workflow: it applies the egress policy
@@ -54,6 +57,9 @@ func (se *Session) Deploy(ctx context.Context, p spec.Project, o Options) (engin
 		return engine.UpResult{}, err
 	}
 	se.printWarnings(p)
+	if err := se.buildForUp(ctx, p, o); err != nil {
+		return engine.UpResult{}, err
+	}
 	if se.remote != nil && o.Hold != HoldNone {
 		// The deployment lives as long as its session: this process's in
 		// the foreground, an agent's in the background.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/fromenv"
+	"github.com/cornus-dev/cornus/builder"
 	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
@@ -72,6 +73,10 @@ type Session struct {
 	local backends.Backend
 	// remote is the server connection when a server is named.
 	remote *remote
+	// builder builds images for the local backend, once asked to.
+	builder      *builder.Builder
+	progressMode string
+	projectDir   string
 }
 
 // Open connects to the server o.Server or $CORNUS_SERVER names, else to
@@ -88,7 +93,7 @@ func Open(ctx context.Context, s Streams, o OpenOptions) (*Session, error) {
 			pw.Close()
 			return nil, err
 		}
-		return &Session{streams: s, engine: r.projects, progress: pw, remote: r}, nil
+		return &Session{streams: s, engine: r.projects, progress: pw, remote: r, progressMode: o.Progress, projectDir: o.ProjectDir}, nil
 	}
 	b, err := fromenv.Open(ctx, s.Environ)
 	if err != nil {
@@ -101,13 +106,16 @@ func Open(ctx context.Context, s Streams, o OpenOptions) (*Session, error) {
 		engine.WithPolicy(hostpolicy.FromEnv(s.Environ, o.ProjectDir)),
 		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: s.Environ}),
 	)
-	return &Session{streams: s, engine: e, progress: pw, local: b}, nil
+	return &Session{streams: s, engine: e, progress: pw, local: b, progressMode: o.Progress, projectDir: o.ProjectDir}, nil
 }
 
 // Close ends the progress display, the backend connection and the
 // session this process holds (if any).
 func (se *Session) Close() {
 	se.progress.Close()
+	if se.builder != nil {
+		_ = se.builder.Close()
+	}
 	if se.local != nil {
 		_ = se.local.Close()
 	}

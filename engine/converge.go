@@ -37,7 +37,11 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 	if err != nil {
 		return converged{}, err
 	}
-	hash := configHash(p, a, files, refs)
+	built, err := e.builtImage(ctx, a)
+	if err != nil {
+		return converged{}, err
+	}
+	hash := configHash(p, a, files, refs, built)
 	if wl, w, ok, err := e.asWorkload(ctx, p, a, hash, files, refs, force); err != nil {
 		return converged{}, err
 	} else if ok {

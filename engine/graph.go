@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,4 +107,15 @@ func reverseWaves(services []string, deps map[string][]string) [][]string {
 		waves = append(waves, wave)
 	}
 	return waves
+}
+
+// Selected names the services Up applies for names (and, unless noDeps,
+// what they depend on), in the project's order: what a client builds
+// before it.
+func Selected(p spec.Project, names []string, noDeps bool) ([]string, error) {
+	sel, err := selectServices(p, names, noDeps)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(p.ServiceNames(), func(n string) bool { return !sel[n] }), nil
 }

@@ -65,25 +65,25 @@ func TestReverseWaves(t *testing.T) {
 func TestConfigHash(t *testing.T) {
 	p := spec.Project{Name: "p", Networks: map[string]spec.Network{"default": {Name: "p_default"}}}
 	a := spec.App{Name: "web", Image: "nginx", Networks: []spec.NetworkAttachment{{Name: "default"}}}
-	base := configHash(p, a, nil, nil)
+	base := configHash(p, a, nil, nil, "")
 	same := a
 	same.Replicas = ptr(3)
 	same.DependsOn = map[string]spec.Dependency{"db": {Condition: spec.ConditionStarted}}
 	same.Hooks = &spec.Hooks{PostStart: []spec.Hook{{Command: []string{"true"}}}}
-	if configHash(p, same, nil, nil) != base {
+	if configHash(p, same, nil, nil, "") != base {
 		t.Error("replicas/dependsOn/hooks changed the hash")
 	}
 	changed := a
 	changed.Env = map[string]string{"A": "1"}
-	if configHash(p, changed, nil, nil) == base {
+	if configHash(p, changed, nil, nil, "") == base {
 		t.Error("env did not change the hash")
 	}
-	if configHash(p, a, []backends.File{{Target: "/run/secrets/s", Content: []byte("v2")}}, nil) == configHash(p, a, []backends.File{{Target: "/run/secrets/s", Content: []byte("v1")}}, nil) {
+	if configHash(p, a, []backends.File{{Target: "/run/secrets/s", Content: []byte("v2")}}, nil, "") == configHash(p, a, []backends.File{{Target: "/run/secrets/s", Content: []byte("v1")}}, nil, "") {
 		t.Error("secret content did not change the hash")
 	}
 	renamed := p
 	renamed.Networks = map[string]spec.Network{"default": {Name: "other_default"}}
-	if configHash(renamed, a, nil, nil) == base {
+	if configHash(renamed, a, nil, nil, "") == base {
 		t.Error("network runtime name did not change the hash")
 	}
 	// A service reference hashes as the container it names, in the form
@@ -92,11 +92,21 @@ func TestConfigHash(t *testing.T) {
 	ref := spec.App{Name: "side", Image: "nginx", NetworkMode: "service:web"}
 	legacy := ref
 	legacy.NetworkMode = "container:abc"
-	if configHash(p, ref, nil, map[string]string{"web": "abc"}) != configHash(p, legacy, nil, nil) {
+	if configHash(p, ref, nil, map[string]string{"web": "abc"}, "") != configHash(p, legacy, nil, nil, "") {
 		t.Error("a service reference hashes otherwise than before")
 	}
-	if configHash(p, ref, nil, map[string]string{"web": "abc"}) == configHash(p, ref, nil, map[string]string{"web": "def"}) {
+	if configHash(p, ref, nil, map[string]string{"web": "abc"}, "") == configHash(p, ref, nil, map[string]string{"web": "def"}, "") {
 		t.Error("a recreated target did not change the hash")
+	}
+	// A built image counts by its ID: a rebuild that changed the image
+	// recreates, an edit of how it is built alone does not.
+	withBuild := a
+	withBuild.Build = &spec.Build{Context: "/src", Args: map[string]string{"V": "1"}}
+	if configHash(p, withBuild, nil, nil, "") != base {
+		t.Error("the build section changed the hash")
+	}
+	if configHash(p, withBuild, nil, nil, "sha256:1") == configHash(p, withBuild, nil, nil, "sha256:2") {
+		t.Error("a rebuilt image did not change the hash")
 	}
 }
 

@@ -113,3 +113,17 @@ func (e *Engine) pullWarnings(a spec.App) []spec.Warning {
 	}
 	return []spec.Warning{{Service: a.Name, Field: "pullPolicy", Message: a.PullPolicy + ": the " + e.b.Name() + " backend cannot pull images; the local image is used (load newer ones with `cornus image load`)"}}
 }
+
+// builtImage is the ID of the image an app with a build section runs (""
+// for other apps, or where the backend lists no images): a rebuild that
+// changed it recreates the app's replicas.
+func (e *Engine) builtImage(ctx context.Context, a spec.App) (string, error) {
+	if a.Build == nil || e.images() == nil {
+		return "", nil
+	}
+	img, err := e.images().InspectImage(ctx, a.Image)
+	if err != nil {
+		return "", fmt.Errorf("services.%s: built image %s: %w", a.Name, a.Image, err)
+	}
+	return img.ID, nil
+}

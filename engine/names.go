@@ -73,9 +73,10 @@ func sortedDeps(a spec.App) []string {
 
 // configHash fingerprints everything that requires recreating a replica
 // when it changes: the app (minus scale, ordering and engine-run hooks), the
-// runtime names of its networks and volumes, and its files' content. (How
-// a change rolls out, update, is the workload's, not the replicas'.)
-func configHash(p spec.Project, a spec.App, files []backends.File, refs map[string]string) string {
+// runtime names of its networks and volumes, its files' content and, for
+// an image built from a build section, that image's ID (built). (How a
+// change rolls out, update, is the workload's, not the replicas'.)
+func configHash(p spec.Project, a spec.App, files []backends.File, refs map[string]string, built string) string {
 	a = spec.DeepCopy(a)
 	// A service reference counts as the container it names (a recreated
 	// target recreates the app, as docker compose does), in the form the
@@ -86,6 +87,9 @@ func configHash(p spec.Project, a spec.App, files []backends.File, refs map[stri
 		}
 	}
 	a.Replicas, a.Update, a.DependsOn, a.Hooks, a.Devcontainer = nil, nil, nil, nil, nil
+	// A built image counts by its ID (a rebuild that changed it recreates
+	// the app, as docker compose does), not by how it was built.
+	a.Build = nil
 	nets := map[string]string{}
 	for _, n := range a.Networks {
 		nets[n.Name] = p.Networks[n.Name].Name
@@ -106,7 +110,8 @@ func configHash(p spec.Project, a spec.App, files []backends.File, refs map[stri
 		Networks map[string]string
 		Volumes  map[string]string
 		Files    []string
-	}{a, nets, vols, fileSums})
+		Built    string `json:",omitempty"`
+	}{a, nets, vols, fileSums, built})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -89,8 +89,39 @@ func (p Policy) appProblems(at string, a spec.App) []Problem {
 			power(at+".sysctls."+k, "sysctl %s is not namespaced for this container: it would change the host kernel", k)
 		}
 	}
+	if a.Build != nil {
+		ps = append(ps, p.BuildProblems(at+".build", *a.Build)...)
+	}
 	ps = append(ps, p.hookProblems(at, a)...)
 	return ps
+}
+
+// BuildProblems refuses what lets a build's RUN steps act on the host:
+// privileged (RUN --security=insecure), the host's network, and the
+// entitlements that grant them.
+func (p Policy) BuildProblems(at string, b spec.Build) []Problem {
+	if p.AllowPrivileged {
+		return nil
+	}
+	var ps []Problem
+	if b.Privileged {
+		ps = append(ps, p.power(at+".privileged", "a privileged build runs RUN --security=insecure steps with every capability and device of the host"))
+	}
+	if b.Network == spec.BuildNetworkHost {
+		ps = append(ps, p.power(at+".network", "network: host runs the build's RUN steps in the host's network namespace"))
+	}
+	for i, e := range b.Entitlements {
+		// Every BuildKit entitlement (network.host, security.insecure,
+		// device) grants RUN steps something of the host's.
+		ps = append(ps, p.power(fmtIndex(at+".entitlements", i), fmt.Sprintf("entitlement %s lets RUN steps act on the host", e)))
+	}
+	return ps
+}
+
+// CheckEntitlements checks the entitlements a build asks BuildKit for
+// (docker buildx's --allow, through the Docker API proxy).
+func (p Policy) CheckEntitlements(at string, ents []string) error {
+	return denied(p.BuildProblems(at, spec.Build{Entitlements: ents}))
 }
 
 // hookProblems refuses privileged hooks: each runs as a privileged exec.

@@ -15,6 +15,7 @@ type App struct {
 	Name string `yaml:"-" json:"-"`
 
 	Image         string            `yaml:"image" json:"image"`
+	Build         *Build            `yaml:"build,omitempty" json:"build,omitempty"`
 	PullPolicy    string            `yaml:"pullPolicy,omitempty" json:"pullPolicy,omitempty"`
 	Platform      string            `yaml:"platform,omitempty" json:"platform,omitempty"`
 	Replicas      *int              `yaml:"replicas,omitempty" json:"replicas,omitempty"`

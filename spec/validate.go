@@ -70,6 +70,16 @@ func (n Network) validate(at string, ps *Problems) {
 	}
 }
 
+// validateModes checks the namespace modes: a service, container or the
+// host's, as each allows.
+func (p Project) validateModes(at string, a App, ps *Problems) {
+	validateNamespaceMode(at+".pidMode", a.PidMode, p, ps, "host")
+	validateNamespaceMode(at+".ipcMode", a.IpcMode, p, ps, "host", "private", "shareable", "none")
+	validateHostOnly(at+".utsMode", a.UTSMode, ps, "host")
+	validateHostOnly(at+".usernsMode", a.UsernsMode, ps, "host")
+	validateHostOnly(at+".cgroupnsMode", a.CgroupnsMode, ps, "host", "private")
+}
+
 func (p Project) validateApp(name string, a App, ps *Problems) {
 	at := "services." + name
 	if !appNameRE.MatchString(name) {
@@ -77,6 +87,9 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 	}
 	if a.Image == "" {
 		ps.add(at+".image", "required: name the image to run")
+	}
+	if a.Build != nil {
+		a.Build.validate(at+".build", ps)
 	}
 	if a.Replicas != nil && *a.Replicas < 0 {
 		ps.add(at+".replicas", "must be 0 or more")
@@ -138,11 +151,7 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 	if a.ShmSize < 0 {
 		ps.add(at+".shmSize", "must not be negative")
 	}
-	validateNamespaceMode(at+".pidMode", a.PidMode, p, ps, "host")
-	validateNamespaceMode(at+".ipcMode", a.IpcMode, p, ps, "host", "private", "shareable", "none")
-	validateHostOnly(at+".utsMode", a.UTSMode, ps, "host")
-	validateHostOnly(at+".usernsMode", a.UsernsMode, ps, "host")
-	validateHostOnly(at+".cgroupnsMode", a.CgroupnsMode, ps, "host", "private")
+	p.validateModes(at, a, ps)
 	for i, r := range a.DeviceCgroupRules {
 		if !validDeviceRule(r) {
 			ps.add(fmt.Sprintf("%s.deviceCgroupRules[%d]", at, i), "%q is not a device cgroup rule such as 'c 1:3 mr' (type a|b|c, MAJOR:MINOR with * for any, access r, w, m)", r)

@@ -46,10 +46,10 @@ var serviceFields = map[string]string{
 	// storage
 	"volumes": mapped, "tmpfs": mapped, "secrets": mapped, "configs": mapped,
 	"logging": mapped, "log_driver": mapped, "log_opt": mapped,
-	"build":    mapped, // warned about in translate, naming the image that must exist
+	"build":    mapped, // translate/build.go
 	"provider": mapped, // warned about in translate: the service is skipped
 
-	"dockerfile":         "cornus does not build images yet",
+	"dockerfile":         "the legacy dockerfile attribute is not supported; use build.dockerfile",
 	"develop":            "compose watch is not supported",
 	"attach":             "every service's logs are shown",
 	"external_links":     "links to containers outside the project are not supported; use an external network",

@@ -147,20 +147,6 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 	return spec.DeepCopy(a)
 }
 
-// build names the image a service with build: runs (docker compose's
-// default name when it has none) and warns that it must exist.
-func (t *translator) build(s types.ServiceConfig, a *spec.App) {
-	if s.Build != nil {
-		if a.Image == "" {
-			a.Image = t.project.Name + "-" + s.Name // docker compose's default
-		}
-		t.warn(s.Name, "build", "cornus does not build images yet; image %q must already exist (cornus image load -i FILE.tar)", a.Image)
-	}
-	if s.PullPolicy == types.PullPolicyBuild {
-		a.PullPolicy = types.PullPolicyMissing
-	}
-}
-
 func (t *translator) replicas(s types.ServiceConfig) *int {
 	if s.Scale == nil && (s.Deploy == nil || s.Deploy.Replicas == nil) {
 		return nil

@@ -301,7 +301,31 @@ var HostPowerCases = []HostPowerCase{
 		Compose:       "pre_stop: [{command: ['true'], privileged: true}]",
 		NotHonoredWhy: "a preStop hook runs at teardown, after the check; the engine's preStop test observes the hook path",
 	},
+	// A build's host power is refused wherever a spec with it enters,
+	// built or not; allowed, the image exists and nothing is built here:
+	// the contract's build case runs a host-network build.
+	{
+		Name: "privileged build", Field: "build.privileged", Allow: AllowPrivileged,
+		App:           spec.App{Build: &spec.Build{Context: "@DIR@", Privileged: true}},
+		Compose:       "build: {context: '@DIR@', privileged: true}",
+		NotHonoredWhy: builtElsewhere,
+	},
+	{
+		Name: "host network build", Field: "build.network", Allow: AllowPrivileged,
+		App:           spec.App{Build: &spec.Build{Context: "@DIR@", Network: spec.BuildNetworkHost}},
+		Compose:       "build: {context: '@DIR@', network: host}",
+		NotHonoredWhy: builtElsewhere,
+	},
+	{
+		Name: "build entitlements", Field: "build.entitlements[0]", Allow: AllowPrivileged,
+		App:           spec.App{Build: &spec.Build{Context: "@DIR@", Entitlements: []string{spec.EntitlementNetworkHost}}},
+		Compose:       "build: {context: '@DIR@', entitlements: [network.host]}",
+		NotHonoredWhy: builtElsewhere,
+	},
 }
+
+// builtElsewhere is why the build rows' allowed phase observes nothing.
+const builtElsewhere = "the image exists, so up builds nothing; the contract's build case honors a host-network build once allowed"
 
 // capabilityRefusal is a runtime's error for capabilities it may not
 // grant: runc's "unable to apply caps: operation not permitted", crun's
@@ -414,6 +438,9 @@ func (h HostEnv) ExpandAll(ss []string) []string {
 // log options, and in volumes' driver options.
 func (h HostEnv) ExpandApp(a spec.App, vols map[string]spec.Volume) (spec.App, map[string]spec.Volume) {
 	a = spec.DeepCopy(a)
+	if a.Build != nil {
+		a.Build.Context = h.Expand(a.Build.Context)
+	}
 	for i := range a.Mounts {
 		a.Mounts[i].Source = h.Expand(a.Mounts[i].Source)
 	}

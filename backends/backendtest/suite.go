@@ -53,6 +53,10 @@ func Run(t *testing.T, open Open) {
 		})
 	}
 	t.Run("feature behaviour", func(t *testing.T) { runFeatureCases(t, b) })
+	t.Run("build", func(t *testing.T) {
+		t.Parallel()
+		runBuildCase(t, b)
+	})
 	t.Run("host power", func(t *testing.T) {
 		for _, c := range HostPowerCases {
 			t.Run(c.Name, func(t *testing.T) {

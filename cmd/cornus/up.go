@@ -16,7 +16,7 @@ import (
 
 func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 	var o engine.UpOptions
-	var detach bool
+	var detach, build, noBuild bool
 	cmd := &cobra.Command{
 		Use:   "up [OPTIONS] [SERVICE...]",
 		Short: "Create and start containers",
@@ -38,7 +38,11 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			if detach {
 				hold = clientdeploy.HoldAgent
 			}
-			res, err := se.Deploy(ctx, r.Project, clientdeploy.Options{Up: o, BindsToLocal: true, Hold: hold})
+			do := clientdeploy.Options{Up: o, BindsToLocal: true, Hold: hold}
+			if do.Build, err = buildPolicy(build, noBuild); err != nil {
+				return err
+			}
+			res, err := se.Deploy(ctx, r.Project, do)
 			if len(res.Orphans) > 0 && !o.RemoveOrphans {
 				fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
 			}
@@ -67,12 +71,27 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVar(&o.ForceRecreate, "force-recreate", false, "Recreate containers even if their configuration is unchanged")
 	fl.BoolVar(&o.NoDeps, "no-deps", false, "Don't start linked services")
 	fl.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "Remove containers of services not defined in the Compose file")
+	fl.BoolVar(&build, "build", false, "Build images before starting containers")
+	fl.BoolVar(&noBuild, "no-build", false, "Don't build an image, even if it's missing")
 	cmd.PreRun = func(*cobra.Command, []string) {
 		if o.Wait {
 			detach = true
 		}
 	}
 	return cmd
+}
+
+// buildPolicy is what up's --build and --no-build ask for.
+func buildPolicy(build, noBuild bool) (clientdeploy.BuildPolicy, error) {
+	switch {
+	case build && noBuild:
+		return 0, errors.New("--build and --no-build are incompatible")
+	case build:
+		return clientdeploy.BuildAlways, nil
+	case noBuild:
+		return clientdeploy.BuildNever, nil
+	}
+	return clientdeploy.BuildMissing, nil
 }
 
 // foreground streams the containers' output until they all exit or the

@@ -23,6 +23,7 @@ const (
 	SecretFile                   // secrets' and configs' file:
 	DockerConfig                 // docker CLI config.json and context meta.json
 	ServerState                  // cornus serve's tokens file and state, the client's login file
+	Dockerfile                   // a build's Dockerfile and its .dockerignore
 )
 
 // Size limits, in bytes. The largest real Compose file, deploy.yaml or
@@ -69,6 +70,8 @@ func (k Kind) what() string {
 		return "a docker config file"
 	case ServerState:
 		return "a cornus tokens or state file"
+	case Dockerfile:
+		return "a Dockerfile or .dockerignore"
 	}
 	return "a file"
 }

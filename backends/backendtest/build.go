@@ -1,0 +1,182 @@
+package backendtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+	bkclient "github.com/moby/buildkit/client"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/builder"
+	"github.com/cornus-dev/cornus/hostpolicy"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// buildDockerfile builds FROM the suite's image, which exists only in the
+// backend's store (no registry is reachable): a base must resolve there.
+// The RUN step reads a context file, so an edit of it must reach the image
+// and an unchanged context must hit the cache.
+const buildDockerfile = `FROM ` + Image + `
+COPY msg.txt /msg.txt
+RUN echo "built $(cat /msg.txt)" > /built.txt
+`
+
+// runBuildCase is the contract's build case (issue 24): build, run,
+// rebuild after an edit shows the change, and an unchanged rebuild hits
+// the cache; all against the backend's own store, offline.
+func runBuildCase(t *testing.T, b backends.Backend) {
+	x := newEnv(t, b)
+	dir := t.TempDir()
+	// Each run's own content: the runtime's build cache outlives tests.
+	one, two := x.project+"-one", x.project+"-two"
+	writeContext(t, dir, one)
+	app := sleeper("app")
+	app.Image = x.project + "-app"
+	app.Build = &spec.Build{Context: dir}
+	p := x.proj(app)
+	bx := builder.New(b, nil)
+	t.Cleanup(func() {
+		_ = bx.Close()
+		if images, err := backends.Want[backends.Images](b, backends.FeatureImages, "images"); err == nil {
+			_ = images.RemoveImage(context.Background(), app.Image, true)
+		}
+	})
+
+	first, _, err := build(x.ctx, bx, p)
+	if errdefs.IsNotImplemented(err) {
+		if b.Capabilities().Has(backends.FeatureBuild) {
+			t.Fatalf("the backend declares builds, yet: %v", err)
+		}
+		t.Logf("declared: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	x.up(p)
+	if got := x.mustSh("app", "cat /built.txt"); got != "built "+one {
+		t.Fatalf("built image: /built.txt is %q, want %q", got, "built "+one)
+	}
+
+	writeContext(t, dir, two)
+	second, runStep, err := build(x.ctx, bx, p)
+	if err != nil {
+		t.Fatalf("rebuild after an edit: %v", err)
+	}
+	if second.ID == first.ID {
+		t.Fatalf("rebuild after an edit: same image %s", second.ID)
+	}
+	x.up(p) // the new image recreates the container
+	if got := x.mustSh("app", "cat /built.txt"); got != "built "+two {
+		t.Fatalf("after the rebuild: /built.txt is %q, want %q", got, "built "+two)
+	}
+	if runStep == nil || runStep.Cached {
+		t.Fatalf("rebuild after an edit: the RUN step was %+v, want run again", runStep)
+	}
+
+	if _, runStep, err = build(x.ctx, bx, p); err != nil {
+		t.Fatalf("unchanged rebuild: %v", err)
+	}
+	if runStep == nil || !runStep.Cached {
+		t.Fatalf("unchanged rebuild: the RUN step was %+v, want a cache hit", runStep)
+	}
+	runNetworkBuilds(x, b)
+}
+
+// runNetworkBuilds: a build's RUN steps get a network namespace of their
+// own by default, the host's only with network: host, which the default
+// policy refuses before anything is built and CORNUS_ALLOW_PRIVILEGED
+// allows.
+func runNetworkBuilds(x *env, b backends.Backend) {
+	t := x.t
+	host, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		network string
+		allow   bool
+	}{{"", false}, {spec.BuildNetworkHost, false}, {spec.BuildNetworkHost, true}} {
+		name := fmt.Sprintf("net%d", i)
+		dir := t.TempDir()
+		// The layer must differ per run: the build cache outlives tests.
+		df := "FROM " + Image + "\nRUN echo " + x.project + " >/run-id && readlink /proc/self/ns/net > /netns\n"
+		if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		app := sleeper(name)
+		app.Image = x.project + "-" + name
+		app.Build = &spec.Build{Context: dir, Network: c.network}
+		p := x.proj(app)
+		bx := builder.New(b, nil)
+		_, err := bx.Build(x.ctx, p, nil, builder.Options{Progress: "quiet", Policy: hostpolicy.Policy{AllowPrivileged: c.allow}})
+		_ = bx.Close()
+		if c.network == spec.BuildNetworkHost && !c.allow {
+			if !errdefs.IsPermissionDenied(err) || !strings.Contains(err.Error(), "build.network") {
+				t.Fatalf("network: host under the default policy: want a refusal naming build.network, got %v", err)
+			}
+			if _, err := x.images().InspectImage(x.ctx, app.Image); !errdefs.IsNotFound(err) {
+				t.Fatalf("a refused build left image %s (%v)", app.Image, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("build with network %q: %v", c.network, err)
+		}
+		app.Build = nil // the image is built: run it under the suite's policy
+		x.up(x.proj(app))
+		got := x.mustSh(name, "cat /netns")
+		_ = x.images().RemoveImage(x.ctx, app.Image, true)
+		if (got == host) != (c.network == spec.BuildNetworkHost) {
+			t.Fatalf("build with network %q: RUN ran in %s, the host's is %s", c.network, got, host)
+		}
+	}
+}
+
+func writeContext(t *testing.T, dir, msg string) {
+	t.Helper()
+	for name, content := range map[string]string{"Dockerfile": buildDockerfile, "msg.txt": msg + "\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// build builds p's images and returns the result and the RUN step as
+// BuildKit reported it (its JSON progress).
+func build(ctx context.Context, bx *builder.Builder, p spec.Project) (builder.Result, *bkclient.Vertex, error) {
+	var progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	rs, err := bx.Build(ctx, p, nil, builder.Options{Progress: "json", Out: &progress})
+	if err != nil {
+		return builder.Result{}, nil, err
+	}
+	var run *bkclient.Vertex
+	sc := bufio.NewScanner(&progress)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var st bkclient.SolveStatus
+		if json.Unmarshal(sc.Bytes(), &st) != nil {
+			continue
+		}
+		for _, v := range st.Vertexes {
+			if strings.Contains(v.Name, "RUN echo") && v.Completed != nil {
+				run = v
+			}
+		}
+	}
+	if len(rs) != 1 {
+		return builder.Result{}, run, errdefs.ErrUnknown
+	}
+	return rs[0], run, nil
+}

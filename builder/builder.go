@@ -1,0 +1,255 @@
+package builder
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/containerd/errdefs"
+	bkclient "github.com/moby/buildkit/client"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/hostpolicy"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// Options tune one run of builds (cornus compose build, up --build).
+type Options struct {
+	// NoCache and Pull apply to every build (--no-cache, --pull).
+	NoCache bool
+	Pull    bool
+	// Args override the services' build args (--build-arg).
+	Args map[string]string
+	// Progress is the display: auto, tty, plain, json (BuildKit's raw
+	// status as JSON lines) or quiet.
+	Progress string
+	// Out receives the progress display.
+	Out io.Writer
+	// Policy is the host policy builds are checked against.
+	Policy hostpolicy.Policy
+}
+
+// Result is one built image.
+type Result struct {
+	Service string
+	Image   string // the name it was built as (the App's image)
+	ID      string // the image's ID (or manifest digest) in the backend's store
+}
+
+// Builder builds images into one backend's store, where the backend
+// says (backends.Builder) or with a buildkitd of cornus's own.
+type Builder struct {
+	backend backends.Backend
+	environ []string
+
+	mu   sync.Mutex
+	site site
+}
+
+// New returns a Builder for b. environ is the client's environment: the
+// ssh agent, secrets from variables, CORNUS_BUILDKIT_* settings.
+func New(b backends.Backend, environ []string) *Builder {
+	return &Builder{backend: b, environ: environ}
+}
+
+// Close ends what the Builder started (a buildkitd it supervises).
+func (x *Builder) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.site == nil {
+		return nil
+	}
+	err := x.site.close()
+	x.site = nil
+	return err
+}
+
+// Build builds the images of the named services of p (every service with
+// a build section when names is empty), in parallel, each after the
+// services whose images it uses as a context (service:NAME). Nothing is
+// built when one of them asks for host power the policy refuses.
+func (x *Builder) Build(ctx context.Context, p spec.Project, names []string, o Options) ([]Result, error) {
+	jobs, err := plan(p, names)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	for _, j := range jobs {
+		if err := policyCheck(o.Policy, j); err != nil {
+			return nil, err
+		}
+	}
+	s, err := x.openSite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newDisplay(ctx, o.Progress, o.Out, len(jobs) > 1)
+	if err != nil {
+		return nil, err
+	}
+	results, err := x.run(ctx, s, jobs, o, d)
+	if derr := d.wait(); err == nil {
+		err = derr
+	}
+	return results, err
+}
+
+// run builds jobs, each once the images it names as contexts are built.
+func (x *Builder) run(ctx context.Context, s site, jobs []job, o Options, d *display) ([]Result, error) {
+	done := map[string]chan struct{}{}
+	for _, j := range jobs {
+		done[j.service] = make(chan struct{})
+	}
+	results := make([]Result, len(jobs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, j := range jobs {
+		g.Go(func() error {
+			for _, dep := range j.deps {
+				if ch, ok := done[dep]; ok {
+					select {
+					case <-ch:
+					case <-gctx.Done():
+						return gctx.Err()
+					}
+				}
+			}
+			id, err := x.one(gctx, s, j, o, d)
+			if err != nil {
+				return fmt.Errorf("build service %s: %w", j.service, err)
+			}
+			results[i] = Result{Service: j.service, Image: j.tags[0], ID: id}
+			close(done[j.service])
+			return nil
+		})
+	}
+	err := g.Wait()
+	return slices.DeleteFunc(results, func(r Result) bool { return r.Service == "" }), err
+}
+
+// one builds j at site s.
+func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display) (string, error) {
+	src, err := openSource(j.build)
+	if err != nil {
+		return "", err
+	}
+	defer src.cleanup()
+	if err := s.prepare(ctx, j, src); err != nil {
+		return "", err
+	}
+	opt, err := solveOpt(j, src, o, x.environ)
+	if err != nil {
+		return "", err
+	}
+	c, err := s.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	exports, finish := s.exports(j.tags)
+	opt.Exports = exports
+	resp, err := c.Solve(ctx, nil, opt, d.channel(j.service))
+	if err != nil {
+		return "", err
+	}
+	return finish(ctx, resp)
+}
+
+// plan orders the builds of names (every service with a build section
+// when empty); service:NAME contexts are resolved to that service's
+// image.
+func plan(p spec.Project, names []string) ([]job, error) {
+	if len(names) == 0 {
+		names = p.ServiceNames()
+	}
+	var jobs []job
+	for _, name := range names {
+		a, ok := p.Services[name]
+		if !ok {
+			return nil, fmt.Errorf("no such service: %s: %w", name, errdefs.ErrNotFound)
+		}
+		if a.Build == nil {
+			continue
+		}
+		b := spec.DeepCopy(*a.Build)
+		for k, v := range b.AdditionalContexts {
+			dep, isService := strings.CutPrefix(v, "service:")
+			if !isService {
+				continue
+			}
+			da, ok := p.Services[dep]
+			if !ok || da.Build == nil {
+				return nil, fmt.Errorf("service %s: build.additional_contexts.%s: %q names no service with a build section", name, k, v)
+			}
+			b.AdditionalContexts[k] = "docker-image://" + da.Image
+		}
+		tags := append([]string{a.Image}, b.Tags...)
+		jobs = append(jobs, job{service: name, build: b, tags: tags, platform: a.Platform, deps: serviceDeps(*a.Build)})
+	}
+	return jobs, nil
+}
+
+// serviceDeps are the services whose images b uses as contexts.
+func serviceDeps(b spec.Build) []string {
+	var out []string
+	for _, v := range slices.Sorted(maps.Values(b.AdditionalContexts)) {
+		if dep, ok := strings.CutPrefix(v, "service:"); ok {
+			out = append(out, dep)
+		}
+	}
+	return out
+}
+
+func policyCheck(p hostpolicy.Policy, j job) error {
+	proj := spec.Project{Services: map[string]spec.App{j.service: {Build: &j.build}}}
+	if err := p.Check(proj); err != nil {
+		return fmt.Errorf("build service %s: %w", j.service, err)
+	}
+	return nil
+}
+
+// site is where a backend's images are built.
+type site interface {
+	// client is a BuildKit client to the site's builder.
+	client(ctx context.Context) (*bkclient.Client, error)
+	// prepare resolves what j reads from the backend's store (its base
+	// images, on a builder that cannot see that store) into src.
+	prepare(ctx context.Context, j job, src *source) error
+	// exports stores a result under tags; finish returns its ID once
+	// the solve is done.
+	exports(tags []string) ([]bkclient.ExportEntry, func(context.Context, *bkclient.SolveResponse) (string, error))
+	close() error
+}
+
+// openSite opens the backend's build site once.
+func (x *Builder) openSite(ctx context.Context) (site, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.site != nil {
+		return x.site, nil
+	}
+	s, err := x.newSite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x.site = s
+	return s, nil
+}
+
+func (x *Builder) newSite(ctx context.Context) (site, error) {
+	if bb, ok := x.backend.(backends.Builder); ok && x.backend.Capabilities().Has(backends.FeatureBuild) {
+		bs, err := bb.BuildSite(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if bs.Dial != nil {
+			return newDaemonSite(ctx, bs.Dial)
+		}
+	}
+	return nil, backends.NotSupported(x.backend, "building images")
+}

@@ -1,0 +1,236 @@
+package builder
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	bkclient "github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session"
+	"github.com/moby/buildkit/session/secrets"
+	"github.com/moby/buildkit/session/secrets/secretsprovider"
+	"github.com/moby/buildkit/session/sshforward/sshprovider"
+	"github.com/tonistiigi/fsutil"
+
+	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// job is one image to build.
+type job struct {
+	service  string
+	build    spec.Build
+	tags     []string // the App's image first, then build.tags
+	platform string   // the App's platform, when set
+	deps     []string // services whose images it uses as contexts
+}
+
+// solveOpt is the BuildKit solve for j: the Dockerfile frontend's
+// attributes, the client-side sources and the session's attachables. It
+// does no I/O beyond opening the sources; the caller closes them.
+func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOpt, error) {
+	b := j.build
+	attrs := map[string]string{"filename": src.filename}
+	if b.Target != "" {
+		attrs["target"] = b.Target
+	}
+	args := maps.Clone(b.Args)
+	if args == nil {
+		args = map[string]string{}
+	}
+	maps.Copy(args, o.Args)
+	for k, v := range args {
+		attrs["build-arg:"+k] = v
+	}
+	for k, v := range b.Labels {
+		attrs["label:"+k] = v
+	}
+	if b.NoCache || o.NoCache {
+		attrs["no-cache"] = ""
+	}
+	if b.Pull || o.Pull {
+		attrs["image-resolve-mode"] = "pull"
+	}
+	if p := j.platform; p != "" {
+		attrs["platform"] = p
+	}
+	if hs := extraHosts(b.ExtraHosts); len(hs) > 0 {
+		attrs["add-hosts"] = strings.Join(hs, ",")
+	}
+	if b.Network == spec.BuildNetworkNone || b.Network == spec.BuildNetworkHost {
+		attrs["force-network-mode"] = b.Network
+	}
+	if b.ShmSize > 0 {
+		attrs["shm-size"] = strconv.FormatInt(int64(b.ShmSize), 10)
+	}
+	opt := bkclient.SolveOpt{
+		Frontend:      "dockerfile.v0",
+		FrontendAttrs: attrs,
+		LocalMounts:   map[string]fsutil.FS{localContext: src.context, localDockerfile: src.dockerfile},
+		Session:       []session.Attachable{secretsprovider.NewSecretProvider(secretStore{b.Secrets, environ})},
+	}
+	for name, fs := range src.named {
+		opt.LocalMounts[name] = fs
+		attrs["context:"+name] = "local:" + name
+	}
+	for name, ref := range src.refs {
+		attrs["context:"+name] = ref
+	}
+	if len(b.SSH) > 0 {
+		ssh, err := sshAgents(b.SSH, environ)
+		if err != nil {
+			return opt, err
+		}
+		opt.Session = append(opt.Session, ssh)
+	}
+	var err error
+	if opt.CacheImports, err = cacheEntries(b.CacheFrom, "src"); err != nil {
+		return opt, fmt.Errorf("cache_from: %w", err)
+	}
+	if opt.CacheExports, err = cacheEntries(b.CacheTo, "dest"); err != nil {
+		return opt, fmt.Errorf("cache_to: %w", err)
+	}
+	opt.AllowedEntitlements = entitlements(b)
+	return opt, nil
+}
+
+// extraHosts is build.extra_hosts as BuildKit's add-hosts list.
+func extraHosts(h map[string][]string) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		for _, ip := range h[name] {
+			out = append(out, name+"="+ip)
+		}
+	}
+	return out
+}
+
+// entitlements are what b asks BuildKit to allow (host power, checked by
+// the caller against the host policy before any build starts).
+func entitlements(b spec.Build) []string {
+	var out []string
+	add := func(e string) {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	for _, e := range b.Entitlements {
+		add(e)
+	}
+	if b.Privileged {
+		add(spec.EntitlementSecurityInsecure)
+	}
+	if b.Network == spec.BuildNetworkHost {
+		add(spec.EntitlementNetworkHost)
+	}
+	return out
+}
+
+// cacheEntries parses docker buildx's cache specs: "type=local,src=DIR",
+// "type=inline", or a bare image reference (a registry cache). pathKey is
+// the local type's directory attribute ("src" to import, "dest" to
+// export).
+func cacheEntries(specs []string, pathKey string) ([]bkclient.CacheOptionsEntry, error) {
+	var out []bkclient.CacheOptionsEntry
+	for _, s := range specs {
+		if !strings.Contains(s, "=") {
+			out = append(out, bkclient.CacheOptionsEntry{Type: "registry", Attrs: map[string]string{"ref": s}})
+			continue
+		}
+		fields, err := csv.NewReader(strings.NewReader(s)).Read()
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", s, err)
+		}
+		e := bkclient.CacheOptionsEntry{Attrs: map[string]string{}}
+		for _, f := range fields {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				return nil, fmt.Errorf("%q: %q is not KEY=VALUE", s, f)
+			}
+			if k == "type" {
+				e.Type = v
+			} else {
+				e.Attrs[k] = v
+			}
+		}
+		switch e.Type {
+		case "local":
+			if e.Attrs[pathKey] == "" {
+				return nil, fmt.Errorf("%q: a local cache needs %s=DIR", s, pathKey)
+			}
+		case "inline", "registry":
+		case "":
+			return nil, fmt.Errorf("%q: name the cache's type (type=local, type=inline or type=registry)", s)
+		default:
+			return nil, fmt.Errorf("%q: cache type %q is not supported: use local, inline or registry", s, e.Type)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// secretStore answers a build's secret requests from the client's own
+// files and environment, read when the build asks and never stored.
+type secretStore struct {
+	secrets []spec.BuildSecret
+	environ []string
+}
+
+func (s secretStore) GetSecret(ctx context.Context, id string) ([]byte, error) {
+	i := slices.IndexFunc(s.secrets, func(b spec.BuildSecret) bool { return b.ID == id })
+	if i < 0 {
+		return nil, fmt.Errorf("secret %s: not one of the build's secrets: %w", id, secrets.ErrNotFound)
+	}
+	b := s.secrets[i]
+	switch {
+	case b.Value != nil:
+		return []byte(*b.Value), nil
+	case b.Environment != "":
+		if v, ok := lookupEnv(s.environ, b.Environment); ok {
+			return []byte(v), nil
+		}
+		return nil, fmt.Errorf("secret %s: environment variable %s is not set: %w", id, b.Environment, secrets.ErrNotFound)
+	}
+	return boundedfile.Read(b.File, boundedfile.SecretFile)
+}
+
+// sshAgents forwards the client's ssh agent (or the sockets and keys a
+// build's ssh entry names).
+func sshAgents(entries []spec.BuildSSH, environ []string) (session.Attachable, error) {
+	var confs []sshprovider.AgentConfig
+	for _, e := range entries {
+		paths := e.Paths
+		if len(paths) == 0 {
+			sock, ok := lookupEnv(environ, "SSH_AUTH_SOCK")
+			if !ok || sock == "" {
+				return nil, fmt.Errorf("build ssh %q: uses the client's ssh agent, and SSH_AUTH_SOCK is not set: start an agent (eval $(ssh-agent); ssh-add) or name a key", e.ID)
+			}
+			paths = []string{sock}
+		}
+		for _, p := range paths {
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("build ssh %q: %w", e.ID, err)
+			}
+		}
+		confs = append(confs, sshprovider.AgentConfig{ID: e.ID, Paths: paths})
+	}
+	a, err := sshprovider.NewSSHAgentProvider(confs)
+	if err != nil {
+		return nil, fmt.Errorf("build ssh: %w", err)
+	}
+	return a, nil
+}
+
+func lookupEnv(environ []string, key string) (string, bool) {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
