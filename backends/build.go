@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"net"
+
+	"github.com/containerd/containerd/v2/core/content"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
 // Builder is a backend whose runtime builds images into its own store
@@ -30,10 +33,12 @@ type BuildSite struct {
 	Native func(ctx context.Context, tar io.Reader, o NativeBuild) (NativeResult, error)
 }
 
-// ContainerdSite names a containerd and the namespace of its images.
+// ContainerdSite names a containerd, the namespace of the backend's
+// images and the snapshotter it runs them with.
 type ContainerdSite struct {
-	Address   string
-	Namespace string
+	Address     string
+	Namespace   string
+	Snapshotter string
 }
 
 // NativeBuild is a build a runtime runs itself from a tar of the context
@@ -59,4 +64,21 @@ type NativeBuild struct {
 // NativeResult is a native build's image.
 type NativeResult struct {
 	ID string
+}
+
+// ImageContenter is a backend whose images can be read as OCI content:
+// a build on a builder that cannot see the backend's store (buildkitd's
+// OCI worker) takes its base images from it, offline.
+type ImageContenter interface {
+	// ImageContent returns ref's content (its manifest or index, config
+	// and layers); Release ends the read (a removal may then collect the
+	// blobs).
+	ImageContent(ctx context.Context, ref string) (ImageContent, error)
+}
+
+// ImageContent is one image's content in a store.
+type ImageContent struct {
+	Store   content.Store
+	Target  ocispec.Descriptor
+	Release func()
 }

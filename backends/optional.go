@@ -38,6 +38,7 @@ const (
 	FeatureEvents   Feature = "events"   // EventSource
 	FeatureStats    Feature = "stats"    // StatsSource
 	FeatureBuild    Feature = "build"    // Builder (build.go)
+	FeatureContent  Feature = "content"  // ImageContenter (build.go)
 
 	FeatureWorkloads   Feature = "workloads"    // Workloads (workloads.go)
 	FeatureLocalMounts Feature = "local-mounts" // LocalMounter
@@ -67,6 +68,7 @@ var optional = []struct {
 	{FeatureEvents, reflect.TypeFor[EventSource]()},
 	{FeatureStats, reflect.TypeFor[StatsSource]()},
 	{FeatureBuild, reflect.TypeFor[Builder]()},
+	{FeatureContent, reflect.TypeFor[ImageContenter]()},
 	{FeatureWorkloads, reflect.TypeFor[Workloads]()},
 	{FeatureLocalMounts, reflect.TypeFor[LocalMounter]()},
 	{FeatureHostReach, reflect.TypeFor[HostReachChecker]()},

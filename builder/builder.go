@@ -140,24 +140,42 @@ func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display)
 		return "", err
 	}
 	defer src.cleanup()
-	if err := s.prepare(ctx, j, src); err != nil {
+	return s.build(ctx, j, src, runOf(j, o, x.environ, d))
+}
+
+// solve builds j with BuildKit at kit site k.
+func solve(ctx context.Context, k kitSite, j job, src *source, r run) (string, error) {
+	if err := k.prepare(ctx, j, src, r.args); err != nil {
 		return "", err
 	}
-	opt, err := solveOpt(j, src, o, x.environ)
+	opt, err := solveOpt(j, src, r.opts, r.environ)
 	if err != nil {
 		return "", err
 	}
-	c, err := s.client(ctx)
+	c, err := k.client(ctx)
 	if err != nil {
 		return "", err
 	}
-	exports, finish := s.exports(j.tags)
-	opt.Exports = exports
-	resp, err := c.Solve(ctx, nil, opt, d.channel(j.service))
+	ex := k.export(ctx, j.tags)
+	opt.Exports = ex.entries
+	resp, err := c.Solve(ctx, nil, opt, r.display.channel(j.service))
 	if err != nil {
+		ex.abort(err)
 		return "", err
 	}
-	return finish(ctx, resp)
+	return ex.finish(ctx, resp)
+}
+
+// run is what one build is run with.
+type run struct {
+	args    map[string]string // the build's args with the run's overrides
+	opts    Options
+	environ []string
+	display *display
+}
+
+func runOf(j job, o Options, environ []string, d *display) run {
+	return run{args: buildArgs(j.build, o), opts: o, environ: environ, display: d}
 }
 
 // plan orders the builds of names (every service with a build section
@@ -215,15 +233,31 @@ func policyCheck(p hostpolicy.Policy, j job) error {
 
 // site is where a backend's images are built.
 type site interface {
+	// build builds j from src and returns the image's ID.
+	build(ctx context.Context, j job, src *source, r run) (string, error)
+	close() error
+}
+
+// kitSite is a site that is a BuildKit (its build is solve).
+type kitSite interface {
+	site
 	// client is a BuildKit client to the site's builder.
 	client(ctx context.Context) (*bkclient.Client, error)
 	// prepare resolves what j reads from the backend's store (its base
-	// images, on a builder that cannot see that store) into src.
-	prepare(ctx context.Context, j job, src *source) error
-	// exports stores a result under tags; finish returns its ID once
-	// the solve is done.
-	exports(tags []string) ([]bkclient.ExportEntry, func(context.Context, *bkclient.SolveResponse) (string, error))
-	close() error
+	// images, on a builder that cannot see that store) into src; args
+	// are the build's args (FROM lines may name them).
+	prepare(ctx context.Context, j job, src *source, args map[string]string) error
+	// export is how one result reaches the backend's store under tags.
+	export(ctx context.Context, tags []string) export
+}
+
+// export stores one solve's result: entries are the solve's exporters;
+// finish returns the image's ID once the solve succeeded, abort ends
+// what entries started when it failed.
+type export struct {
+	entries []bkclient.ExportEntry
+	finish  func(context.Context, *bkclient.SolveResponse) (string, error)
+	abort   func(error)
 }
 
 // openSite opens the backend's build site once.
@@ -242,14 +276,22 @@ func (x *Builder) openSite(ctx context.Context) (site, error) {
 }
 
 func (x *Builder) newSite(ctx context.Context) (site, error) {
+	if why, gap := x.backend.Capabilities().Gap("build"); gap {
+		return nil, fmt.Errorf("building images is not supported by the %s backend: %s: %w", x.backend.Name(), why, errdefs.ErrNotImplemented)
+	}
 	if bb, ok := x.backend.(backends.Builder); ok && x.backend.Capabilities().Has(backends.FeatureBuild) {
 		bs, err := bb.BuildSite(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if bs.Dial != nil {
+		switch {
+		case bs.Native != nil:
+			return &nativeSite{native: bs.Native}, nil
+		case bs.Dial != nil:
 			return newDaemonSite(ctx, bs.Dial)
+		case bs.Containerd != nil && lookupEnvValue(x.environ, EnvBuildWorker) != "oci":
+			return newContainerdSite(ctx, *bs.Containerd, x.environ)
 		}
 	}
-	return nil, backends.NotSupported(x.backend, "building images")
+	return newOCISite(ctx, x.backend, x.environ)
 }

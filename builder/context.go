@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/containerd/containerd/v2/core/content"
 	"github.com/moby/patternmatcher/ignorefile"
 	"github.com/tonistiigi/fsutil"
 
@@ -33,9 +34,18 @@ type source struct {
 	// named are additional contexts that are directories; refs the
 	// others (docker-image://REF, oci-layout://, a URL), as the
 	// frontend's context:NAME attribute takes them.
-	named   map[string]fsutil.FS
-	refs    map[string]string
+	named map[string]fsutil.FS
+	refs  map[string]string
+	// stores are content stores the refs name (oci-layout://ID@DIGEST),
+	// served from the client's side of the session.
+	stores  map[string]content.Store
 	cleanup func()
+}
+
+// onCleanup adds f to what cleanup does.
+func (s *source) onCleanup(f func()) {
+	prev := s.cleanup
+	s.cleanup = func() { f(); prev() }
 }
 
 // openSource opens b's context and Dockerfile. An inline Dockerfile is

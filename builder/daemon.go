@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	bkclient "github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 )
 
 // daemonSite is a runtime's own BuildKit (dockerd's), reached through the
@@ -31,15 +32,22 @@ func newDaemonSite(ctx context.Context, dial func(ctx context.Context, path, pro
 	return &daemonSite{c: c}, nil
 }
 
+func (s *daemonSite) build(ctx context.Context, j job, src *source, r run) (string, error) {
+	return solve(ctx, s, j, src, r)
+}
+
 func (s *daemonSite) client(context.Context) (*bkclient.Client, error) { return s.c, nil }
 
-func (s *daemonSite) prepare(context.Context, job, *source) error { return nil }
+func (s *daemonSite) prepare(context.Context, job, *source, map[string]string) error { return nil }
 
-func (s *daemonSite) exports(tags []string) ([]bkclient.ExportEntry, func(context.Context, *bkclient.SolveResponse) (string, error)) {
-	return []bkclient.ExportEntry{{Type: "moby", Attrs: map[string]string{"name": strings.Join(tags, ",")}}},
-		func(_ context.Context, r *bkclient.SolveResponse) (string, error) {
-			return r.ExporterResponse["containerimage.digest"], nil
-		}
+func (s *daemonSite) export(_ context.Context, tags []string) export {
+	return export{
+		entries: []bkclient.ExportEntry{{Type: "moby", Attrs: map[string]string{"name": strings.Join(tags, ",")}}},
+		finish: func(_ context.Context, r *bkclient.SolveResponse) (string, error) {
+			return r.ExporterResponse[exptypes.ExporterImageDigestKey], nil // the image ID
+		},
+		abort: func(error) {},
+	}
 }
 
 func (s *daemonSite) close() error { return s.c.Close() }

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -15,11 +16,19 @@ import (
 // as docker compose does: each solve's status goes through its own
 // channel into the display's, its steps named after the service when
 // several build at once ("[web 2/3] RUN ...").
+// BuildKit's display starts with the first solve; a builder that is not
+// BuildKit (podman's) writes its text lines through text.
 type display struct {
-	all     chan *bkclient.SolveStatus
+	ctx     context.Context
+	mode    progressui.DisplayMode
+	out     io.Writer
 	prefix  bool
+	start   sync.Once
+	started bool // run ran (set under start)
+	all     chan *bkclient.SolveStatus
 	forward sync.WaitGroup
 	done    chan error
+	textMu  sync.Mutex
 }
 
 // Progress modes, as docker compose --progress names them.
@@ -36,21 +45,37 @@ func newDisplay(ctx context.Context, mode string, out io.Writer, prefix bool) (*
 	if out == nil {
 		out, m = io.Discard, progressui.QuietMode
 	}
-	ui, err := progressui.NewDisplay(out, m)
-	if err != nil {
-		return nil, fmt.Errorf("progress %s: %w", mode, err)
+	if m == progressui.TtyMode {
+		// Refuse a tty display on no terminal now, not at the first solve.
+		if _, err := progressui.NewDisplay(out, m); err != nil {
+			return nil, fmt.Errorf("progress %s: %w", mode, err)
+		}
 	}
-	d := &display{all: make(chan *bkclient.SolveStatus), prefix: prefix, done: make(chan error, 1)}
+	return &display{ctx: ctx, mode: m, out: out, prefix: prefix, all: make(chan *bkclient.SolveStatus), done: make(chan error, 1)}, nil
+}
+
+// run starts BuildKit's display.
+func (d *display) run() {
+	d.started = true
+	ui, err := progressui.NewDisplay(d.out, d.mode)
+	if err != nil {
+		d.done <- err
+		go func() { // drain, so solves never block on a display that failed
+			for range d.all {
+			}
+		}()
+		return
+	}
 	go func() {
 		// The display outlives a cancelled build long enough to show why.
-		_, err := ui.UpdateFrom(context.WithoutCancel(ctx), d.all)
+		_, err := ui.UpdateFrom(context.WithoutCancel(d.ctx), d.all)
 		d.done <- err
 	}()
-	return d, nil
 }
 
 // channel is a solve's status channel (the solve closes it).
 func (d *display) channel(service string) chan *bkclient.SolveStatus {
+	d.start.Do(d.run)
 	ch := make(chan *bkclient.SolveStatus)
 	d.forward.Add(1)
 	go func() {
@@ -65,8 +90,30 @@ func (d *display) channel(service string) chan *bkclient.SolveStatus {
 	return ch
 }
 
+// text shows one line of a builder that is not BuildKit.
+func (d *display) text(service, line string) {
+	if d.mode == progressui.QuietMode {
+		return
+	}
+	d.textMu.Lock()
+	defer d.textMu.Unlock()
+	if d.mode == progressui.RawJSONMode {
+		b, _ := json.Marshal(struct {
+			Service string `json:"service"`
+			Stream  string `json:"stream"`
+		}{service, line})
+		fmt.Fprintf(d.out, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(d.out, "[%s] %s\n", service, line)
+}
+
 // wait ends the display once every solve has ended.
 func (d *display) wait() error {
+	d.start.Do(func() {}) // no solve starts the display after this
+	if !d.started {
+		return nil
+	}
 	d.forward.Wait()
 	close(d.all)
 	return <-d.done

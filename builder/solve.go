@@ -39,12 +39,7 @@ func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOp
 	if b.Target != "" {
 		attrs["target"] = b.Target
 	}
-	args := maps.Clone(b.Args)
-	if args == nil {
-		args = map[string]string{}
-	}
-	maps.Copy(args, o.Args)
-	for k, v := range args {
+	for k, v := range buildArgs(b, o) {
 		attrs["build-arg:"+k] = v
 	}
 	for k, v := range b.Labels {
@@ -53,6 +48,9 @@ func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOp
 	if b.NoCache || o.NoCache {
 		attrs["no-cache"] = ""
 	}
+	// Bases the builder's store has are used as they are (docker build's
+	// default: nothing is pulled that is there), unless asked to pull.
+	attrs["image-resolve-mode"] = "local"
 	if b.Pull || o.Pull {
 		attrs["image-resolve-mode"] = "pull"
 	}
@@ -81,6 +79,7 @@ func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOp
 	for name, ref := range src.refs {
 		attrs["context:"+name] = ref
 	}
+	opt.OCIStores = src.stores
 	if len(b.SSH) > 0 {
 		ssh, err := sshAgents(b.SSH, environ)
 		if err != nil {
@@ -97,6 +96,16 @@ func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOp
 	}
 	opt.AllowedEntitlements = entitlements(b)
 	return opt, nil
+}
+
+// buildArgs are b's args with the run's overrides (--build-arg).
+func buildArgs(b spec.Build, o Options) map[string]string {
+	args := maps.Clone(b.Args)
+	if args == nil {
+		args = map[string]string{}
+	}
+	maps.Copy(args, o.Args)
+	return args
 }
 
 // extraHosts is build.extra_hosts as BuildKit's add-hosts list.

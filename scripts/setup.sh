@@ -4,7 +4,8 @@
 # Docker daemon, the devcontainer CLI (a client of the Docker API proxy),
 # and every other backend's daemon (containerd, incusd, podman, the
 # Kubernetes test cluster: its first run builds Kubernetes, ~15 min, cached
-# by version). `setup.sh demo` does only what `make demo` needs: busybox and
+# by version), and buildkitd for builds on the backends without a builder
+# of their own (its first run builds it, ~5 min, cached by version). `setup.sh demo` does only what `make demo` needs: busybox and
 # dockerd (the demo runs on the default backend).
 # Idempotent; safe to run on every `make test` / `make demo`.
 set -euo pipefail
@@ -29,6 +30,7 @@ if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/d
 fi
 "$here/dockerd.sh"
 "$here/containerd.sh"
+"$here/buildkit.sh" >/dev/null
 "$here/incus.sh"
 "$here/podman.sh"
 "$here/k8s.sh"

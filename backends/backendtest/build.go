@@ -8,12 +8,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/v2/core/content"
+	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/errdefs"
+	"github.com/containerd/platforms"
 	bkclient "github.com/moby/buildkit/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/builder"
@@ -52,11 +57,15 @@ func runBuildCase(t *testing.T, b backends.Backend) {
 	})
 
 	first, _, err := build(x.ctx, bx, p)
-	if errdefs.IsNotImplemented(err) {
-		if b.Capabilities().Has(backends.FeatureBuild) {
-			t.Fatalf("the backend declares builds, yet: %v", err)
+	if why, gap := b.Capabilities().Gap("build"); gap {
+		// A declared gap: refused before anything is built, saying why,
+		// and warned about wherever a spec with a build section enters.
+		if !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), why) {
+			t.Fatalf("declared gap %q: want a NotImplemented refusal saying it, got %v", why, err)
 		}
-		t.Logf("declared: %v", err)
+		if ws := x.e.Warnings(p); len(ws) != 1 || ws[0].Field != "build" {
+			t.Fatalf("declared gap: want a warning on build, got %v", ws)
+		}
 		return
 	}
 	if err != nil {
@@ -89,14 +98,14 @@ func runBuildCase(t *testing.T, b backends.Backend) {
 	if runStep == nil || !runStep.Cached {
 		t.Fatalf("unchanged rebuild: the RUN step was %+v, want a cache hit", runStep)
 	}
-	runNetworkBuilds(x, b)
+	runNetworkBuilds(x, bx)
 }
 
 // runNetworkBuilds: a build's RUN steps get a network namespace of their
 // own by default, the host's only with network: host, which the default
 // policy refuses before anything is built and CORNUS_ALLOW_PRIVILEGED
 // allows.
-func runNetworkBuilds(x *env, b backends.Backend) {
+func runNetworkBuilds(x *env, bx *builder.Builder) {
 	t := x.t
 	host, err := os.Readlink("/proc/self/ns/net")
 	if err != nil {
@@ -117,9 +126,7 @@ func runNetworkBuilds(x *env, b backends.Backend) {
 		app.Image = x.project + "-" + name
 		app.Build = &spec.Build{Context: dir, Network: c.network}
 		p := x.proj(app)
-		bx := builder.New(b, nil)
 		_, err := bx.Build(x.ctx, p, nil, builder.Options{Progress: "quiet", Policy: hostpolicy.Policy{AllowPrivileged: c.allow}})
-		_ = bx.Close()
 		if c.network == spec.BuildNetworkHost && !c.allow {
 			if !errdefs.IsPermissionDenied(err) || !strings.Contains(err.Error(), "build.network") {
 				t.Fatalf("network: host under the default policy: want a refusal naming build.network, got %v", err)
@@ -165,7 +172,10 @@ func build(ctx context.Context, bx *builder.Builder, p spec.Project) (builder.Re
 	sc := bufio.NewScanner(&progress)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var st bkclient.SolveStatus
+		var st struct {
+			bkclient.SolveStatus
+			Stream string `json:"stream"` // a builder without BuildKit (podman's)
+		}
 		if json.Unmarshal(sc.Bytes(), &st) != nil {
 			continue
 		}
@@ -174,9 +184,60 @@ func build(ctx context.Context, bx *builder.Builder, p spec.Project) (builder.Re
 				run = v
 			}
 		}
+		// buildah: "STEP 3/3: RUN echo ...", then "--> Using cache ID"
+		// when the step was cached.
+		switch {
+		case strings.HasPrefix(st.Stream, "STEP") && strings.Contains(st.Stream, "RUN echo"):
+			run = &bkclient.Vertex{Name: st.Stream}
+		case run != nil && run.Completed == nil && strings.HasPrefix(st.Stream, "-->"):
+			now := time.Now()
+			run.Completed, run.Cached = &now, strings.Contains(st.Stream, "Using cache")
+		}
 	}
 	if len(rs) != 1 {
 		return builder.Result{}, run, errdefs.ErrUnknown
 	}
 	return rs[0], run, nil
+}
+
+func init() {
+	featureCases = append(featureCases, featureCase{
+		feature: backends.FeatureContent,
+		name:    "an image's content reads back: a manifest whose config says what the image runs, and every layer it lists",
+		run: func(x *env) {
+			c, _ := backends.Want[backends.ImageContenter](x.b, backends.FeatureContent, "image content")
+			ic, err := c.ImageContent(x.ctx, Image)
+			if err != nil {
+				x.t.Fatal(err)
+			}
+			defer ic.Release()
+			mf, err := images.Manifest(x.ctx, ic.Store, ic.Target, platforms.Default())
+			if err != nil {
+				x.t.Fatal(err)
+			}
+			data, err := content.ReadBlob(x.ctx, ic.Store, mf.Config)
+			if err != nil {
+				x.t.Fatal(err)
+			}
+			var cfg ocispec.Image
+			if err := json.Unmarshal(data, &cfg); err != nil {
+				x.t.Fatal(err)
+			}
+			img, err := x.images().InspectImage(x.ctx, Image)
+			if err != nil {
+				x.t.Fatal(err)
+			}
+			if !slices.Equal(cfg.Config.Cmd, img.Cmd) || !slices.Equal(cfg.Config.Env, img.Env) || !slices.Equal(cfg.Config.Entrypoint, img.Entrypoint) {
+				x.t.Fatalf("the content's config runs %q %q with %q; the image %q %q with %q", cfg.Config.Entrypoint, cfg.Config.Cmd, cfg.Config.Env, img.Entrypoint, img.Cmd, img.Env)
+			}
+			if len(cfg.RootFS.DiffIDs) != len(mf.Layers) || len(mf.Layers) == 0 {
+				x.t.Fatalf("%d layers, %d diff IDs", len(mf.Layers), len(cfg.RootFS.DiffIDs))
+			}
+			for _, l := range mf.Layers {
+				if info, err := ic.Store.Info(x.ctx, l.Digest); err != nil || info.Size != l.Size {
+					x.t.Fatalf("layer %s: %+v %v", l.Digest, info, err)
+				}
+			}
+		},
+	})
 }
