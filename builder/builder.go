@@ -101,6 +101,29 @@ func (x *Builder) Build(ctx context.Context, p spec.Project, names []string, o O
 	return results, err
 }
 
+// BuildOne builds one image from b, named tags (none: untagged), for a
+// client that is not a project (the Docker API's POST /build); service
+// names the build in progress and errors.
+func (x *Builder) BuildOne(ctx context.Context, service string, b spec.Build, tags []string, platform string, o Options) (Result, error) {
+	j := job{service: service, build: b, tags: tags, platform: platform}
+	if err := policyCheck(o.Policy, j); err != nil {
+		return Result{}, err
+	}
+	s, err := x.openSite(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := newDisplay(ctx, o.Progress, o.Out, false)
+	if err != nil {
+		return Result{}, err
+	}
+	id, err := x.one(ctx, s, j, o, d)
+	if derr := d.wait(); err == nil {
+		err = derr
+	}
+	return Result{Service: service, Image: firstTag(tags), ID: id}, err
+}
+
 // run builds jobs, each once the images it names as contexts are built.
 func (x *Builder) run(ctx context.Context, s site, jobs []job, o Options, d *display) ([]Result, error) {
 	done := map[string]chan struct{}{}
@@ -124,7 +147,7 @@ func (x *Builder) run(ctx context.Context, s site, jobs []job, o Options, d *dis
 			if err != nil {
 				return fmt.Errorf("build service %s: %w", j.service, err)
 			}
-			results[i] = Result{Service: j.service, Image: j.tags[0], ID: id}
+			results[i] = Result{Service: j.service, Image: firstTag(j.tags), ID: id}
 			close(done[j.service])
 			return nil
 		})
@@ -223,10 +246,15 @@ func serviceDeps(b spec.Build) []string {
 	return out
 }
 
-func policyCheck(p hostpolicy.Policy, j job) error {
-	proj := spec.Project{Services: map[string]spec.App{j.service: {Build: &j.build}}}
+func policyCheck(p hostpolicy.Policy, j job) error { return Check(p, j.service, j.build) }
+
+// Check refuses what of b the host policy does not allow, naming the
+// field (services.SERVICE.build.FIELD); every build is checked before it
+// starts.
+func Check(p hostpolicy.Policy, service string, b spec.Build) error {
+	proj := spec.Project{Services: map[string]spec.App{service: {Build: &b}}}
 	if err := p.Check(proj); err != nil {
-		return fmt.Errorf("build service %s: %w", j.service, err)
+		return fmt.Errorf("build service %s: %w", service, err)
 	}
 	return nil
 }
@@ -294,4 +322,12 @@ func (x *Builder) newSite(ctx context.Context) (site, error) {
 		}
 	}
 	return newOCISite(ctx, x.backend, x.environ)
+}
+
+// firstTag is the first of tags, "" when there is none.
+func firstTag(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	return tags[0]
 }

@@ -93,7 +93,7 @@ func openSource(b spec.Build) (*source, error) {
 	if ignore != ".dockerignore" {
 		// The Dockerfile's own ignore file replaces .dockerignore; hide
 		// that one from a frontend too old to know the difference.
-		excludes = append(excludes, "/.dockerignore")
+		excludes = append(excludes, ".dockerignore")
 	}
 	if s.context, err = fsutil.NewFilterFS(ctxFS, &fsutil.FilterOpt{ExcludePatterns: excludes}); err != nil {
 		return nil, fmt.Errorf("build context %s: %s: %w", b.Context, ignore, err)

@@ -20,8 +20,13 @@ type nativeSite struct {
 	native func(ctx context.Context, tar io.Reader, o backends.NativeBuild) (backends.NativeResult, error)
 }
 
-// nativeDir holds what a tar context carries beside the context's own.
-const nativeDir = ".cornus-build"
+// What a tar context carries beside the context's own: the Dockerfile
+// under nativeDir, each secret at the top (podman moves a secret out of
+// the context by its path, into a directory that has no subdirectories).
+const (
+	nativeDir    = ".cornus-build"
+	nativeSecret = ".cornus-build-secret-"
+)
 
 func (s *nativeSite) build(ctx context.Context, j job, src *source, r run) (string, error) {
 	b := j.build
@@ -36,7 +41,7 @@ func (s *nativeSite) build(ctx context.Context, j job, src *source, r run) (stri
 		{name: nativeDir + "/Dockerfile", data: df},
 		// The build's own ignore file was applied here; this one keeps
 		// what the tar adds out of COPY . and ADD.
-		{name: ".dockerignore", data: []byte(nativeDir + "\n.dockerignore\n")},
+		{name: ".dockerignore", data: []byte(nativeDir + "\n" + nativeSecret + "*\n.dockerignore\n")},
 	}
 	o := backends.NativeBuild{
 		Dockerfile: nativeDir + "/Dockerfile", Tags: j.tags, Args: r.args, Labels: b.Labels, Target: b.Target,
@@ -51,11 +56,11 @@ func (s *nativeSite) build(ctx context.Context, j job, src *source, r run) (stri
 		if err != nil {
 			return "", err
 		}
-		path := nativeDir + "/secrets/" + sec.ID
+		path := nativeSecret + sec.ID
 		extras = append(extras, extraFile{name: path, data: data})
 		o.SecretPaths[sec.ID] = path
 	}
-	ctxFS, err := fsutil.NewFilterFS(src.context, &fsutil.FilterOpt{ExcludePatterns: []string{"/.dockerignore", "/" + nativeDir}})
+	ctxFS, err := fsutil.NewFilterFS(src.context, &fsutil.FilterOpt{ExcludePatterns: []string{".dockerignore", nativeDir, nativeSecret + "*"}})
 	if err != nil {
 		return "", err
 	}

@@ -25,6 +25,9 @@
 // the backend confirms its event subscription; WithReadCache(false) turns
 // it off and WithCacheTTL bounds (or, for tests, unbounds) its age.
 //
-// dockerapi imports backends, dockerapi/createbody, hostpolicy, spec and
-// internal/{buildinfo,statustext}; never the engine or the CLI.
+// POST /build builds with the builder package (WithBuilder), from the
+// uploaded tar context (build.go).
+//
+// dockerapi imports backends, builder, dockerapi/createbody, hostpolicy,
+// spec and internal/{buildinfo,statustext}; never the engine or the CLI.
 package dockerapi

@@ -1,11 +1,8 @@
 package dockerapi
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
-
-	"github.com/containerd/errdefs"
 )
 
 // routes registers every endpoint. Paths are unversioned here: withVersion
@@ -61,10 +58,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /volumes/{name}", s.volumeInspect)
 	m.HandleFunc("POST /volumes/create", s.volumeCreate)
 	m.HandleFunc("DELETE /volumes/{name}", s.volumeDelete)
-	// builds are a later release
-	m.HandleFunc("POST /build", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, fmt.Errorf("POST /build: image builds are not supported by cornus yet; build the image elsewhere and load it with `cornus image load -i IMAGE.tar` (or `docker save IMAGE | cornus image load`): %w", errdefs.ErrNotImplemented))
-	})
+	// builds
+	m.HandleFunc("POST /build", s.imageBuild)
 	m.HandleFunc("/", s.unknown)
 }
 

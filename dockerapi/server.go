@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/builder"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/buildinfo"
 )
@@ -37,6 +38,8 @@ type Server struct {
 	attached *attachments
 
 	log io.Writer
+	// build serves POST /build; nil: builds answer 501.
+	build *builder.Builder
 
 	// autoRemove holds containers created with HostConfig.AutoRemove.
 	mu         sync.Mutex
@@ -47,6 +50,7 @@ type config struct {
 	policy *hostpolicy.Policy
 	log    io.Writer
 	cache  cacheConfig
+	build  *builder.Builder
 }
 
 // Option configures New.
@@ -59,6 +63,10 @@ func WithPolicy(p hostpolicy.Policy) Option { return func(c *config) { c.policy 
 // WithRequestLog writes one line per request (method, path, status,
 // duration) to w.
 func WithRequestLog(w io.Writer) Option { return func(c *config) { c.log = w } }
+
+// WithBuilder serves POST /build with bx (built for the same backend);
+// its owner closes it.
+func WithBuilder(bx *builder.Builder) Option { return func(c *config) { c.build = bx } }
 
 // New returns a Server for b.
 func New(b backends.Backend, opts ...Option) *Server {
@@ -74,7 +82,7 @@ func New(b backends.Backend, opts ...Option) *Server {
 	if c.policy != nil {
 		s.policy = *c.policy
 	}
-	s.log = c.log
+	s.log, s.build = c.log, c.build
 	s.routes()
 	return s
 }

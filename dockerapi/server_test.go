@@ -172,7 +172,7 @@ func TestBadInput(t *testing.T) {
 		{"stop stopped is not modified", "POST", "/v1.47/containers/" + stopped + "/stop", "", 304, ""},
 		{"unknown endpoint", "GET", "/v1.47/bogus/endpoint", "", 404, "page not found: GET /bogus/endpoint"},
 		{"swarm endpoint", "GET", "/v1.47/services", "", 501, "GET /services is not implemented by cornus"},
-		{"build not supported", "POST", "/v1.47/build", "", 501, "POST /build: image builds are not supported by cornus yet"},
+		{"build without a builder", "POST", "/v1.47/build", "", 501, "POST /build: this server builds no images"},
 		{"version too new", "GET", "/v1.99/version", "", 400, "client version 1.99 is too new. Maximum supported API version is " + MaxAPIVersion},
 		{"version too old", "GET", "/v1.10/version", "", 400, "client version 1.10 is too old. Minimum supported API version is 1.24"},
 	}

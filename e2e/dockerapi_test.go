@@ -314,10 +314,9 @@ func devcontainerImageScenario(p *proxy) {
 	ws := filepath.Join(p.dir, "dcimage")
 	writeFiles(t, ws, map[string]string{
 		".devcontainer/devcontainer.json": `{
-  // the image flavour; no UID-remapping build (cornus does not build yet)
+  // the image flavour, the UID update left as the CLI defaults it
   "image": "cornus-test/busybox:1",
   "remoteUser": "app",
-  "updateRemoteUserUID": false,
   "containerEnv": {"GREETING": "hi"},
 }`,
 	})

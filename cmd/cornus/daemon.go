@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/backends/fromenv"
+	"github.com/cornus-dev/cornus/builder"
 	"github.com/cornus-dev/cornus/dockerapi"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/svc"
@@ -69,7 +70,9 @@ func serveDocker(ctx context.Context, s streams, listen string, debug bool) erro
 	if err != nil {
 		return err
 	}
-	opts := []dockerapi.Option{dockerapi.WithPolicy(hostpolicy.FromEnv(s.Environ, "")), dockerapi.WithReadCache(cache)}
+	bx := builder.New(b, s.Environ)
+	defer bx.Close()
+	opts := []dockerapi.Option{dockerapi.WithPolicy(hostpolicy.FromEnv(s.Environ, "")), dockerapi.WithReadCache(cache), dockerapi.WithBuilder(bx)}
 	if debug {
 		opts = append(opts, dockerapi.WithRequestLog(s.Err))
 	}

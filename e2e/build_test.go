@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// buildFiles is a build context that exercises what users write: an arg,
+// a file edited between builds, a secret from the environment (mounted
+// into one RUN step, never into the image) and an ignore file.
+func buildFiles(msg string) map[string]string {
+	return map[string]string{
+		"app/Dockerfile": "FROM " + image + "\nARG GREETING\nCOPY . /ctx\n" +
+			"RUN --mount=type=secret,id=token sh -c 'test \"$(cat /run/secrets/token)\" = s3cret && echo \"$GREETING $(cat /ctx/msg.txt)\" > /greeting'\n",
+		"app/msg.txt":       msg + "\n",
+		"app/.dockerignore": "ignored.txt\n",
+		"app/ignored.txt":   "must not reach the image\n",
+	}
+}
+
+const buildCompose = `services:
+  app:
+    build:
+      context: ./app
+      args: {GREETING: hello}
+      secrets: [token]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+secrets:
+  token:
+    environment: BUILD_TOKEN
+`
+
+// TestComposeBuild: `cornus compose build`, `up` building a missing image
+// and `up --build` after an edit, on the lane's backend (issue 24): the
+// arg, the edit and the secret reach the build; the secret and the
+// ignored file do not reach the image. A backend declaring builds a gap
+// refuses them, saying why.
+func TestComposeBuild(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	p := newProject(t, buildCompose, "BUILD_TOKEN=s3cret")
+	writeFiles(t, p.dir, buildFiles("one"))
+	img := p.name + "-app"
+	t.Cleanup(func() { removeImage(b, img) })
+	if why, gap := b.Capabilities().Gap("build"); gap {
+		_, errOut, code := p.run("compose", "build")
+		if code == 0 || !strings.Contains(errOut, why) {
+			t.Fatalf("declared gap: compose build exit %d, want a refusal saying %q:\n%s", code, why, errOut)
+		}
+		return
+	}
+	p.must("compose", "--progress", "plain", "build")
+	p.must("compose", "up", "-d") // the image exists: nothing is built
+	if got := strings.TrimSpace(p.must("compose", "exec", "-T", "app", "cat", "/greeting")); got != "hello one" {
+		t.Fatalf("/greeting: %q", got)
+	}
+	writeFiles(t, p.dir, map[string]string{"app/msg.txt": "two\n"})
+	p.must("compose", "up", "-d", "--build")
+	if got := strings.TrimSpace(p.must("compose", "exec", "-T", "app", "cat", "/greeting")); got != "hello two" {
+		t.Fatalf("after up --build: /greeting %q: the rebuilt image did not replace the container", got)
+	}
+	out, errOut, code := p.run("compose", "exec", "-T", "app", "sh", "-c", "test ! -e /run/secrets/token && test ! -e /ctx/ignored.txt && test -e /ctx/msg.txt")
+	if code != 0 {
+		t.Fatalf("the secret or the ignored file reached the image: %s%s", out, errOut)
+	}
+
+	// up with the image missing builds it first, as docker compose does.
+	p.must("compose", "down", "-t", "1")
+	removeImage(b, img)
+	p.must("compose", "up", "-d")
+	if got := strings.TrimSpace(p.must("compose", "exec", "-T", "app", "cat", "/greeting")); got != "hello two" {
+		t.Fatalf("up with the image missing: /greeting %q", got)
+	}
+}
+
+// proxyBuildFiles is a context for clients of the classic POST /build,
+// which carries no build secrets.
+var proxyBuildFiles = map[string]string{
+	"Dockerfile":    "FROM " + image + "\nARG GREETING\nCOPY . /ctx\nRUN echo \"$GREETING $(cat /ctx/msg.txt)\" > /greeting\n",
+	"msg.txt":       "proxy\n",
+	".dockerignore": "ignored.txt\n",
+	"ignored.txt":   "must not reach the image\n",
+}
+
+// TestProxyBuild: the clients that build through DOCKER_HOST with the
+// classic POST /build (no docker buildx here): `docker build`, docker
+// compose's builder and the devcontainer CLI (a Dockerfile devcontainer
+// with a non-root remoteUser, its UID update left on) (issue 24 item 5).
+func TestProxyBuild(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
+	for _, backend := range proxyBackends {
+		t.Run(backend, func(t *testing.T) {
+			p := startProxy(t, backend)
+			dir := filepath.Join(p.dir, "ctx")
+			writeFiles(t, dir, proxyBuildFiles)
+			tag := "e2e-proxy-build:" + uniqueName("t")
+			t.Cleanup(func() { p.run("", docker, "rmi", "-f", tag) })
+			if why, gap := b.Capabilities().Gap("build"); gap {
+				out, code := p.run(dir, docker, "build", "-t", tag, ".")
+				if code == 0 || !strings.Contains(out, why) {
+					t.Fatalf("declared gap: docker build exit %d, want a refusal saying %q:\n%s", code, why, out)
+				}
+				return
+			}
+			p.must(dir, docker, "build", "-t", tag, "--build-arg", "GREETING=hi", ".")
+			if got := p.must("", docker, "run", "--rm", tag, "sh", "-c", "cat /greeting; test ! -e /ctx/ignored.txt && echo ignored"); !strings.Contains(got, "hi proxy\nignored\n") {
+				t.Fatalf("docker run of the built image: %q", got)
+			}
+			t.Run("docker compose", func(t *testing.T) { p.t = t; composeBuildScenario(p, docker) })
+			t.Run("devcontainer", func(t *testing.T) { p.t = t; devcontainerBuildScenario(p, docker) })
+		})
+	}
+}
+
+func composeBuildScenario(p *proxy, docker string) {
+	t := p.t
+	p.installCompose()
+	dir := filepath.Join(p.dir, "composebuild")
+	files := map[string]string{"compose.yaml": `name: proxybuild
+services:
+  app:
+    build:
+      context: ./app
+      args: {GREETING: compose}
+    command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+`}
+	for name, body := range proxyBuildFiles {
+		files["app/"+name] = body
+	}
+	writeFiles(t, dir, files)
+	t.Cleanup(func() {
+		p.run(dir, docker, "compose", "down", "-v", "-t", "1")
+		p.run("", docker, "rmi", "-f", "proxybuild-app")
+	})
+	p.must(dir, docker, "compose", "build")
+	p.must(dir, docker, "compose", "up", "-d")
+	if got := strings.TrimSpace(p.must(dir, docker, "compose", "exec", "-T", "app", "cat", "/greeting")); got != "compose proxy" {
+		t.Fatalf("docker compose exec: /greeting %q", got)
+	}
+}
+
+func devcontainerBuildScenario(p *proxy, docker string) {
+	t := p.t
+	devcontainer := tool(t, "devcontainer", "scripts/setup.sh installs it (npm install -g @devcontainers/cli)")
+	ws := filepath.Join(p.dir, "dcbuild")
+	files := map[string]string{".devcontainer/devcontainer.json": `{
+  "build": {"dockerfile": "Dockerfile", "args": {"GREETING": "devcontainer"}},
+  "remoteUser": "app"
+}`}
+	for name, body := range proxyBuildFiles {
+		files[".devcontainer/"+name] = body
+	}
+	writeFiles(t, ws, files)
+	t.Cleanup(func() {
+		removeByLabel(p, docker, "devcontainer.local_folder="+ws)
+		// The CLI names its images vsc-<folder>-<hash> (and -uid).
+		ids, _ := p.run("", docker, "images", "-q", "--filter", "reference=vsc-dcbuild-*")
+		for _, id := range strings.Fields(ids) {
+			p.run("", docker, "rmi", "-f", id)
+		}
+	})
+	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
+	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo $(cat /greeting) $(id -un)")
+	if !strings.Contains(out, "devcontainer proxy app") {
+		t.Errorf("devcontainer exec: %q", out)
+	}
+}
+
+func removeImage(b backends.Backend, ref string) {
+	if images, err := backends.Want[backends.Images](b, backends.FeatureImages, "images"); err == nil {
+		_ = images.RemoveImage(context.Background(), ref, true)
+	}
+}
