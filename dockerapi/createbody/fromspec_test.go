@@ -21,7 +21,7 @@ func ptr[T any](v T) *T { return &v }
 // fullApp sets every spec.App field to a valid non-zero value.
 func fullApp() spec.App {
 	return spec.App{
-		Name: "web", Image: "img:1", PullPolicy: "never", Platform: "linux/amd64", Replicas: ptr(2),
+		Name: "web", Image: "img:1", Build: &spec.Build{Context: "/src"}, PullPolicy: "never", Platform: "linux/amd64", Replicas: ptr(2),
 		Restart: "on-failure:3", ContainerName: "web-x", Update: &spec.UpdateConfig{Parallelism: 2, Order: spec.UpdateStartFirst},
 		Command: spec.Command{"serve"}, Entrypoint: spec.Command{"/bin/app"},
 		WorkingDir: "/srv", User: "1000:1000", GroupAdd: []string{"audio"},
@@ -74,6 +74,7 @@ func fullSpec(app spec.App) backends.ResolveInput {
 var notMapped = map[string]string{
 	"Name":          "identity: used for aliases only together with networks",
 	"PullPolicy":    "engine",
+	"Build":         "the client builds the image before up (builder); the image is what runs",
 	"Replicas":      "engine",
 	"Update":        "engine (rollout of a changed app); dockerhost declares it a gap",
 	"ContainerName": "engine (ContainerSpec.Name)",
