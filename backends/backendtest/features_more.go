@@ -287,8 +287,11 @@ func eventsCase(x *env) {
 			mu.Unlock()
 		}
 	}()
-	a := spec.App{Name: "app", Command: spec.Command{"sh", "-c", "trap 'exit 3' TERM; while true; do sleep 0.1; done"}}
+	// Stopped before its trap is set, PID 1 would ignore TERM and die by
+	// SIGKILL (137): wait for the trap.
+	a := spec.App{Name: "app", Command: spec.Command{"sh", "-c", "trap 'exit 3' TERM; touch /tmp/trapped; while true; do sleep 0.1; done"}}
 	x.up(x.proj(a))
+	x.waitTrapped("app")
 	c := x.one("app")
 	if err := x.b.Stop(x.ctx, c.ID, backends.StopOptions{}); err != nil {
 		x.t.Fatal(err)
