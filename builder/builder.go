@@ -105,6 +105,10 @@ func (x *Builder) Build(ctx context.Context, p spec.Project, names []string, o O
 // client that is not a project (the Docker API's POST /build); service
 // names the build in progress and errors.
 func (x *Builder) BuildOne(ctx context.Context, service string, b spec.Build, tags []string, platform string, o Options) (Result, error) {
+	platform, err := checkPlatforms(service, platform, b.Platforms)
+	if err != nil {
+		return Result{}, err
+	}
 	j := job{service: service, build: b, tags: tags, platform: platform}
 	if err := policyCheck(o.Policy, j); err != nil {
 		return Result{}, err
@@ -229,8 +233,12 @@ func plan(p spec.Project, names []string) ([]job, error) {
 			}
 			b.AdditionalContexts[k] = "docker-image://" + da.Image
 		}
+		platform, err := checkPlatforms(name, a.Platform, b.Platforms)
+		if err != nil {
+			return nil, err
+		}
 		tags := append([]string{a.Image}, b.Tags...)
-		jobs = append(jobs, job{service: name, build: b, tags: tags, platform: a.Platform, deps: serviceDeps(*a.Build)})
+		jobs = append(jobs, job{service: name, build: b, tags: tags, platform: platform, deps: serviceDeps(*a.Build)})
 	}
 	return jobs, nil
 }

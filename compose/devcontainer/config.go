@@ -54,6 +54,8 @@ type build struct {
 	Context    string            `json:"context"`
 	Args       map[string]string `json:"args"`
 	Target     string            `json:"target"`
+	Options    []string          `json:"options"`   // `docker build` flags
+	CacheFrom  stringList        `json:"cacheFrom"` // a string or an array
 }
 
 // toolKeys are editor settings with no effect on the container

@@ -145,8 +145,8 @@ var runFlags = []runFlag{
 	{names: []string{"detach", "d"}, apply: func(map[string]any, string) error { return nil }},
 }
 
-func lookupRunFlag(name string) (runFlag, bool) {
-	for _, f := range runFlags {
+func lookupFlag(flags []runFlag, name string) (runFlag, bool) {
+	for _, f := range flags {
 		for _, n := range f.names {
 			if n == name {
 				return f, true
@@ -160,6 +160,12 @@ func lookupRunFlag(name string) (runFlag, bool) {
 // cornus does not map are warned about by name and skipped, never dropped
 // silently; a flag missing its value is an error.
 func applyRunArgs(svc map[string]any, args []string) ([]spec.Warning, error) {
+	return applyFlags(svc, args, runFlags, "devcontainer.json runArgs")
+}
+
+// applyFlags applies CLI flags (a table of them) to a Compose model;
+// field names the key in warnings.
+func applyFlags(svc map[string]any, args []string, flags []runFlag, field string) ([]spec.Warning, error) {
 	var warns []spec.Warning
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -174,16 +180,16 @@ func applyRunArgs(svc map[string]any, args []string) ([]spec.Warning, error) {
 				val, hasVal = strings.TrimPrefix(arg[2:], "="), true
 			}
 		default:
-			warns = append(warns, spec.Warning{Field: "devcontainer.json runArgs", Message: fmt.Sprintf("%q is not a flag, ignored", arg)})
+			warns = append(warns, spec.Warning{Field: field, Message: fmt.Sprintf("%q is not a flag, ignored", arg)})
 			continue
 		}
-		f, ok := lookupRunFlag(name)
+		f, ok := lookupFlag(flags, name)
 		if !ok {
 			if !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				i++ // the unknown flag's likely value
 				arg += " " + args[i]
 			}
-			warns = append(warns, spec.Warning{Field: "devcontainer.json runArgs", Message: fmt.Sprintf("%q is not supported by cornus, ignored", arg)})
+			warns = append(warns, spec.Warning{Field: field, Message: fmt.Sprintf("%q is not supported by cornus, ignored", arg)})
 			continue
 		}
 		if f.value && !hasVal {
@@ -204,4 +210,23 @@ func applyRunArgs(svc map[string]any, args []string) ([]spec.Warning, error) {
 		}
 	}
 	return warns, nil
+}
+
+// buildFlags map the `docker build` flags of devcontainer.json's
+// build.options onto the Compose build section.
+var buildFlags = []runFlag{
+	{names: []string{"build-arg"}, value: true, apply: putKV("args", "=")},
+	{names: []string{"label"}, value: true, apply: putKV("labels", "=")},
+	{names: []string{"add-host"}, value: true, apply: appendTo("extra_hosts")},
+	{names: []string{"network"}, value: true, apply: setTo("network")},
+	{names: []string{"target"}, value: true, apply: setTo("target")},
+	{names: []string{"shm-size"}, value: true, apply: setTo("shm_size")},
+	{names: []string{"platform"}, value: true, apply: appendTo("platforms")},
+	{names: []string{"cache-from"}, value: true, apply: appendTo("cache_from")},
+	{names: []string{"cache-to"}, value: true, apply: appendTo("cache_to")},
+	{names: []string{"tag", "t"}, value: true, apply: appendTo("tags")},
+	{names: []string{"no-cache"}, apply: setTrue("no_cache")},
+	{names: []string{"pull"}, apply: setTrue("pull")},
+	{names: []string{"allow"}, value: true, apply: appendTo("entitlements")},
+	{names: []string{"progress"}, value: true, apply: func(map[string]any, string) error { return nil }},
 }

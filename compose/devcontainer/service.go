@@ -23,9 +23,11 @@ func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[st
 	}
 	var warns []spec.Warning
 	if !composeFlavour {
-		if err := dc.imageService(svc, dir, ws); err != nil {
+		w, err := dc.imageService(svc, dir, ws)
+		if err != nil {
 			return nil, nil, err
 		}
+		warns = append(warns, w...)
 	}
 	if len(dc.Mounts) > 0 {
 		vols, _ := svc["volumes"].([]any)
@@ -73,15 +75,16 @@ func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[st
 
 // imageService sets what a devcontainer without a Compose file runs: its
 // image or build, the workspace mount and appPort.
-func (dc config) imageService(svc map[string]any, dir, ws string) error {
+func (dc config) imageService(svc map[string]any, dir, ws string) ([]spec.Warning, error) {
+	var warns []spec.Warning
 	if dc.Image != "" {
 		svc["image"] = dc.Image
 	} else {
-		build, err := dc.buildSection(dir)
+		build, w, err := dc.buildSection(dir)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		svc["build"] = build
+		svc["build"], warns = build, w
 	}
 	mount := dc.WorkspaceMount
 	if mount == "" {
@@ -92,22 +95,23 @@ func (dc config) imageService(svc map[string]any, dir, ws string) error {
 	}
 	m, err := parseMountString(mount)
 	if err != nil {
-		return fmt.Errorf("workspaceMount: %w", err)
+		return nil, fmt.Errorf("workspaceMount: %w", err)
 	}
 	svc["volumes"] = []any{m}
 	ports, err := appPorts(dc.AppPort)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(ports) > 0 {
 		svc["ports"] = ports
 	}
-	return nil
+	return warns, nil
 }
 
 // buildSection is the Compose build section of build (or the top-level
-// dockerFile and context), paths resolved from dir.
-func (dc config) buildSection(dir string) (map[string]any, error) {
+// dockerFile and context), paths resolved from dir; build.options are
+// docker build's flags.
+func (dc config) buildSection(dir string) (map[string]any, []spec.Warning, error) {
 	b := dc.Build
 	if b == nil {
 		b = &build{Dockerfile: dc.DockerFile, Context: dc.Context}
@@ -117,7 +121,7 @@ func (dc config) buildSection(dir string) (map[string]any, error) {
 	if b.Dockerfile != "" {
 		df, err := filepath.Rel(ctxDir, resolveFrom(dir, b.Dockerfile))
 		if err != nil {
-			return nil, fmt.Errorf("build.dockerfile: %w", err)
+			return nil, nil, fmt.Errorf("build.dockerfile: %w", err)
 		}
 		build["dockerfile"] = df
 	}
@@ -127,7 +131,22 @@ func (dc config) buildSection(dir string) (map[string]any, error) {
 	if b.Target != "" {
 		build["target"] = b.Target
 	}
-	return build, nil
+	if len(b.CacheFrom) > 0 {
+		build["cache_from"] = anyList(b.CacheFrom)
+	}
+	warns, err := applyFlags(build, b.Options, buildFlags, "devcontainer.json build.options")
+	if err != nil {
+		return nil, nil, fmt.Errorf("build.options: %w", err)
+	}
+	return build, warns, nil
+}
+
+func anyList(l []string) []any {
+	out := make([]any, len(l))
+	for i, v := range l {
+		out[i] = v
+	}
+	return out
 }
 
 // containerSettings sets the container settings that map one to one.
