@@ -167,7 +167,14 @@ func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display)
 		return "", err
 	}
 	defer src.cleanup()
-	return s.build(ctx, j, src, runOf(j, o, x.environ, d))
+	r := runOf(j, o, x.environ, d)
+	if len(j.build.Extend) > 0 {
+		images, _ := backends.Want[backends.Images](x.backend, backends.FeatureImages, "images")
+		if j.build.Target, err = extend(ctx, j, src, r.args, images); err != nil {
+			return "", err
+		}
+	}
+	return s.build(ctx, j, src, r)
 }
 
 // solve builds j with BuildKit at kit site k.

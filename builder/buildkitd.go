@@ -120,13 +120,16 @@ func startBuildkitd(ctx context.Context, environ []string, w worker) (*buildkitd
 }
 
 func (d *buildkitd) args(environ []string, w worker) ([]string, error) {
-	subnet, err := bridgeSubnet(lookupEnvValue(environ, EnvBuildkitSubnetBase), w.key)
+	// One bridge per root: two roots (two data directories, as tests
+	// have) may run at once.
+	bridge := bridgeName(d.root)
+	subnet, err := bridgeSubnet(lookupEnvValue(environ, EnvBuildkitSubnetBase), bridge)
 	if err != nil {
 		return nil, err
 	}
 	config := filepath.Join(d.root, "buildkitd.toml")
 	toml := fmt.Sprintf("[worker.%s]\n  networkMode = \"bridge\"\n  cniBinaryPath = %q\n  bridgeName = %q\n  bridgeSubnet = %q\n  gc = true\n",
-		w.kind, cniDir(environ), bridgeName(w.key), subnet)
+		w.kind, cniDir(environ), bridge, subnet)
 	if err := os.WriteFile(config, []byte(toml), 0o600); err != nil {
 		return nil, err
 	}
@@ -207,17 +210,28 @@ func (d *buildkitd) close() error {
 	return err
 }
 
-// bridgeName is the bridge of w's RUN steps (at most 15 bytes).
-func bridgeName(key string) string {
+// bridgeName is the bridge of a root's RUN steps (at most 15 bytes).
+func bridgeName(root string) string {
 	h := fnv.New32a()
-	h.Write([]byte(key))
+	h.Write([]byte(root))
 	return fmt.Sprintf("cnbk%08x", h.Sum32())
 }
 
-// bridgeSubnet picks a /24 for w's bridge from base (default 10.214.0.0/16),
-// starting at one its key names, passing over any that an address of
-// this host is in (another bridge, the uplink).
-func bridgeSubnet(base, key string) (string, error) {
+// bridgeSubnet is the /24 of bridge: the one it has if it exists (left by
+// a buildkitd that did not stop cleanly), else one from base (default
+// 10.214.0.0/16), starting at one the bridge's name picks, passing over
+// any that an address of this host is in (another bridge, the uplink).
+func bridgeSubnet(base, bridge string) (string, error) {
+	if ifc, err := net.InterfaceByName(bridge); err == nil {
+		if addrs, err := ifc.Addrs(); err == nil {
+			for _, a := range addrs {
+				if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+					p, _ := netip.ParsePrefix(n.String())
+					return p.Masked().String(), nil
+				}
+			}
+		}
+	}
 	p, err := netip.ParsePrefix(cmp.Or(base, "10.214.0.0/16"))
 	if err != nil || !p.Addr().Is4() || p.Bits() > 16 {
 		return "", fmt.Errorf("%s=%q: want an IPv4 /16 such as 10.214.0.0/16: %w", EnvBuildkitSubnetBase, base, errdefs.ErrInvalidArgument)
@@ -227,7 +241,7 @@ func bridgeSubnet(base, key string) (string, error) {
 		return "", err
 	}
 	h := fnv.New32a()
-	h.Write([]byte(key))
+	h.Write([]byte(bridge))
 	a := p.Masked().Addr().As4()
 	for i := range 256 {
 		a[2] = byte((h.Sum32() + uint32(i)) % 254)

@@ -22,6 +22,11 @@ const (
 type DevcontainerInfo struct {
 	spec.Devcontainer `yaml:",inline"`
 	Hooks             *spec.Hooks `yaml:"hooks,omitempty"`
+	// BuildStages are added on top of the service's image (its local
+	// features, then the UID update); BuildDir is the build context when
+	// the service only names an image.
+	BuildStages []spec.BuildStage `yaml:"buildStages,omitempty"`
+	BuildDir    string            `yaml:"buildDir,omitempty"`
 }
 
 // withTypedExtensions validates cornus's extensions and returns a copy of

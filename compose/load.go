@@ -29,6 +29,15 @@ type Options struct {
 	WorkingDir   string    // where relative -f paths and default discovery start
 	Devcontainer string    // path to a devcontainer.json to load instead of (or on top of) Compose files
 	Stdin        io.Reader // what `-f -` reads; nil: os.Stdin
+	// LocalUser is the client's user, whose UID/GID a devcontainer's
+	// non-root remote user gets in a derived image (updateRemoteUserUID,
+	// as the devcontainer CLI does on Linux); nil: no update.
+	LocalUser *LocalUser
+}
+
+// LocalUser is a user's numeric IDs on the client.
+type LocalUser struct {
+	UID, GID int
 }
 
 // LoadResult is a loaded Compose project plus what the loader could not

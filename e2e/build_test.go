@@ -2,11 +2,18 @@ package e2e
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/builder"
+	"github.com/cornus-dev/cornus/compose"
+	"github.com/cornus-dev/cornus/load"
 )
 
 // buildFiles is a build context that exercises what users write: an arg,
@@ -175,5 +182,68 @@ func devcontainerBuildScenario(p *proxy, docker string) {
 func removeImage(b backends.Backend, ref string) {
 	if images, err := backends.Want[backends.Images](b, backends.FeatureImages, "images"); err == nil {
 		_ = images.RemoveImage(context.Background(), ref, true)
+	}
+}
+
+// TestDevcontainerFeaturesBuild: a devcontainer's local features install
+// in their order into a derived image, and its non-root remote user gets
+// the client's UID and GID (updateRemoteUserUID), on the lane's backend
+// (issue 24 item 4). The client's user is given to the loader (as a
+// developer's non-root user would be); this run itself is root.
+func TestDevcontainerFeaturesBuild(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	p := newProject(t, "services: {}\n")
+	copyTree(t, "../testdata/devcontainer/local-features", p.dir)
+	ctx := context.Background()
+	r, err := load.Compose(ctx, compose.Options{WorkingDir: p.dir, Devcontainer: ".devcontainer/devcontainer.json",
+		Environ: p.env, LocalUser: &compose.LocalUser{UID: 4321, GID: 4321}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := r.Project.Services["devcontainer"].Image
+	t.Cleanup(func() { removeImage(b, img) })
+	bx := builder.New(b, p.env)
+	defer bx.Close()
+	_, err = bx.Build(ctx, r.Project, nil, builder.Options{Progress: "quiet"})
+	if why, gap := b.Capabilities().Gap("build"); gap {
+		if !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), why) {
+			t.Fatalf("declared gap: want a refusal saying %q, got %v", why, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := []string{"compose", "--devcontainer", ".devcontainer/devcontainer.json", "-p", r.Project.Name}
+	t.Cleanup(func() { _, _, _ = p.run(append(dc, "down", "-t", "1")...) })
+	p.must(append(dc, "up", "-d", "--no-build")...)
+	out := p.must(append(dc, "exec", "-T", "devcontainer", "sh", "-c", "id -u app; id -g app; cat /opt/hello/said /opt/greeter-first; echo $HELLO_HOME")...)
+	want := "4321\n4321\nhi there loud=true dots=x user=app home=/home/app\ngreeter\n/opt/hello\n"
+	if out != want {
+		t.Fatalf("the derived image:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		return os.WriteFile(dst, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

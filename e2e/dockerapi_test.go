@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +50,10 @@ func startProxy(t *testing.T, backend string, env ...string) *proxy {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, cornusBin, "daemon", "docker", "--listen", "unix://"+p.sock)
+	// Stopped as a service manager stops it, so it stops what it started
+	// (a buildkitd) before it exits.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	cmd.Env = append(append(os.Environ(), "CORNUS_DEPLOY_BACKEND="+backend, "CORNUS_ALLOW_BIND_SOURCES="+p.dir), env...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

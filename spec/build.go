@@ -49,7 +49,31 @@ type Build struct {
 	// are host power (RUN --security=insecure, RUN --network=host).
 	Privileged   bool     `yaml:"privileged,omitempty" json:"privileged,omitempty"`
 	Entitlements []string `yaml:"entitlements,omitempty" json:"entitlements,omitempty"`
+
+	// Extend are stages built on top of the Dockerfile's target (or last)
+	// stage, in order: a devcontainer's features and its user's UID
+	// update, as the devcontainer CLI adds them. The image keeps the
+	// target's user.
+	Extend []BuildStage `yaml:"extend,omitempty" json:"extend,omitempty"`
 }
+
+// BuildStage is one stage a build adds on top of a Dockerfile.
+type BuildStage struct {
+	// Name says what the stage is, for progress and errors.
+	Name string `yaml:"name" json:"name"`
+	// Dir, when set, is a directory on the client the stage reads: its
+	// files are at StageDir(i) in the build context.
+	Dir string `yaml:"dir,omitempty" json:"dir,omitempty"`
+	// Instructions are the stage's Dockerfile lines after its FROM line.
+	Instructions string `yaml:"instructions" json:"instructions"`
+}
+
+// StagesRoot is the build context directory that holds the stages' Dirs;
+// StageDir(i) is stage i's.
+const StagesRoot = ".cornus-stages"
+
+// StageDir is where the build context holds stage i's Dir.
+func StageDir(i int) string { return fmt.Sprintf("%s/%d", StagesRoot, i) }
 
 // BuildSecret is a build secret (RUN --mount=type=secret,id=ID): its
 // content comes from a file or an environment variable on the client.
@@ -147,6 +171,15 @@ func (b Build) validate(at string, ps *Problems) {
 		ids[s.ID] = true
 		if (s.File == "") == (s.Environment == "") {
 			ps.add(sp, "set one of file or environment")
+		}
+	}
+	for i, st := range b.Extend {
+		sp := fmt.Sprintf("%s.extend[%d]", at, i)
+		if st.Name == "" || strings.TrimSpace(st.Instructions) == "" {
+			ps.add(sp, "a stage needs a name and instructions")
+		}
+		if st.Dir != "" && !filepath.IsAbs(st.Dir) {
+			ps.add(sp+".dir", "%q is not an absolute path", st.Dir)
 		}
 	}
 	for name, v := range b.AdditionalContexts {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"github.com/cornus-dev/cornus/compose"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -104,4 +105,19 @@ func (t *translator) buildSecrets(service string, refs []types.ServiceSecretConf
 		out = append(out, bs)
 	}
 	return out
+}
+
+// devcontainerStages puts what a devcontainer adds to its image (local
+// features, the UID update) on top of the service's build; a service that
+// only names an image gets a build FROM it, named as docker compose names
+// built images.
+func (t *translator) devcontainerStages(service string, d *compose.DevcontainerInfo, a *spec.App) {
+	if len(d.BuildStages) == 0 {
+		return
+	}
+	if a.Build == nil {
+		a.Build = &spec.Build{Context: d.BuildDir, DockerfileInline: "FROM " + a.Image + "\n"}
+		a.Image = t.project.Name + "-" + service
+	}
+	a.Build.Extend = append(a.Build.Extend, spec.DeepCopy(d.BuildStages)...)
 }

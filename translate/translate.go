@@ -140,6 +140,7 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 	if d := compose.Devcontainer(s.Extensions); d != nil {
 		dc := spec.DeepCopy(d.Devcontainer)
 		a.Devcontainer = &dc
+		t.devcontainerStages(s.Name, d, &a)
 		if d.Hooks != nil {
 			a.Hooks = mergeHooks(a.Hooks, spec.DeepCopy(*d.Hooks))
 		}

@@ -40,6 +40,7 @@ func (f *composeFlags) options(s streams) (compose.Options, error) {
 		WorkingDir:   wd,
 		Devcontainer: f.devcontainer,
 		Stdin:        s.In,
+		LocalUser:    s.User,
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"github.com/cornus-dev/cornus/compose"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,7 +20,10 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func runCLI(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, streams{In: strings.NewReader(""), Out: &out, Err: &errb, Environ: env, Dir: dir})
+	// A user as on a developer's Linux machine: a devcontainer's remote
+	// user gets its IDs (updateRemoteUserUID).
+	user := &compose.LocalUser{UID: 1000, GID: 1000}
+	code := run(args, streams{In: strings.NewReader(""), Out: &out, Err: &errb, Environ: env, Dir: dir, User: user})
 	return out.String(), errb.String(), code
 }
 

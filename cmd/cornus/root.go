@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cornus-dev/cornus/compose"
 	"io"
 	"os"
 	"os/signal"
@@ -26,6 +27,9 @@ type streams struct {
 	Err     io.Writer
 	Environ []string // KEY=VALUE; the process environment in main
 	Dir     string   // working directory; "" means the process's
+	// User is this process's user on Linux (a devcontainer's remote
+	// user gets its UID); nil elsewhere.
+	User *compose.LocalUser
 }
 
 // deploy is what clientdeploy takes from the streams.

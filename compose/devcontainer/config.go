@@ -36,6 +36,10 @@ type config struct {
 	SecurityOpt       []string           `json:"securityOpt"`
 	Init              bool               `json:"init"`
 
+	// Local features (./FOLDER), installed in a derived image.
+	Features                    json.RawMessage `json:"features"`
+	OverrideFeatureInstallOrder []string        `json:"overrideFeatureInstallOrder"`
+
 	// Keys that change how the devcontainer CLI runs the container.
 	UpdateRemoteUserUID *bool  `json:"updateRemoteUserUID"`
 	ShutdownAction      string `json:"shutdownAction"`
@@ -64,14 +68,12 @@ type build struct {
 // config and either honored or warned about by name.
 var toolKeys = map[string]bool{
 	"$schema": true, "customizations": true, "portsAttributes": true, "otherPortsAttributes": true,
-	"waitFor": true, "hostRequirements": true, "features": true, "overrideFeatureInstallOrder": true,
+	"waitFor": true, "hostRequirements": true,
 }
 
 var unsupportedKeys = map[string]string{
-	"features":                    "dev container features need an image build, which cornus does not do yet; bake them into the image",
-	"overrideFeatureInstallOrder": "dev container features are not supported yet",
-	"hostRequirements":            "host requirements are not checked",
-	"initializeCommand":           "commands on the host are not run by cornus; run it before deploying",
+	"hostRequirements":  "host requirements are not checked",
+	"initializeCommand": "commands on the host are not run by cornus; run it before deploying",
 }
 
 // keyWarnings names the keys of raw that cornus does not support or know.
@@ -123,16 +125,6 @@ func (dc config) behaviourWarnings() []spec.Warning {
 	var out []spec.Warning
 	warn := func(key, msg string) {
 		out = append(out, spec.Warning{Field: "devcontainer.json " + key, Message: msg})
-	}
-	user := dc.RemoteUser
-	if user == "" {
-		user = dc.ContainerUser
-	}
-	// The devcontainer CLI syncs a non-root user's UID/GID to the local
-	// user's on Linux (by default) with a derived image.
-	if user != "" && user != "root" && user != "0" && (dc.UpdateRemoteUserUID == nil || *dc.UpdateRemoteUserUID) {
-		warn("updateRemoteUserUID", fmt.Sprintf("the devcontainer CLI gives %q your UID/GID through a derived image; cornus builds no images yet, "+
-			"so files in bind mounts keep the image user's ownership (set updateRemoteUserUID: false to accept that)", user))
 	}
 	switch dc.ShutdownAction {
 	case "", "none":

@@ -64,7 +64,7 @@ func Load(ctx context.Context, o compose.Options) (compose.LoadResult, error) {
 	} else if dc.Image == "" && dc.Build == nil && dc.DockerFile == "" {
 		return compose.LoadResult{}, fmt.Errorf("%s: set image, build.dockerfile or dockerComposeFile", path)
 	}
-	svc, runWarns, err := dc.serviceModel(path, ws, vars.containerWorkspace, composeFlavour)
+	svc, runWarns, err := dc.serviceModel(path, ws, vars.containerWorkspace, composeFlavour, o.LocalUser)
 	if err != nil {
 		return compose.LoadResult{}, fmt.Errorf("%s: %w", path, err)
 	}

@@ -32,13 +32,13 @@ func setTrue(key string) func(map[string]any, string) error {
 }
 
 // putKV stores "K=V" (or "K" alone) into a mapping attribute.
-func putKV(key, sep string) func(map[string]any, string) error {
+func putKV(key string) func(map[string]any, string) error {
 	return func(svc map[string]any, v string) error {
 		m, _ := svc[key].(map[string]any)
 		if m == nil {
 			m = map[string]any{}
 		}
-		k, val, ok := strings.Cut(v, sep)
+		k, val, ok := strings.Cut(v, "=")
 		if !ok {
 			m[k] = nil
 		} else {
@@ -58,9 +58,9 @@ var runFlags = []runFlag{
 	{names: []string{"read-only"}, apply: setTrue("read_only")},
 	{names: []string{"tty", "t"}, apply: setTrue("tty")},
 	{names: []string{"interactive", "i"}, apply: setTrue("stdin_open")},
-	{names: []string{"env", "e"}, value: true, apply: putKV("environment", "=")},
-	{names: []string{"label", "l"}, value: true, apply: putKV("labels", "=")},
-	{names: []string{"sysctl"}, value: true, apply: putKV("sysctls", "=")},
+	{names: []string{"env", "e"}, value: true, apply: putKV("environment")},
+	{names: []string{"label", "l"}, value: true, apply: putKV("labels")},
+	{names: []string{"sysctl"}, value: true, apply: putKV("sysctls")},
 	{names: []string{"publish", "p"}, value: true, apply: appendTo("ports")},
 	{names: []string{"expose"}, value: true, apply: appendTo("expose")},
 	{names: []string{"volume", "v"}, value: true, apply: appendTo("volumes")},
@@ -215,8 +215,8 @@ func applyFlags(svc map[string]any, args []string, flags []runFlag, field string
 // buildFlags map the `docker build` flags of devcontainer.json's
 // build.options onto the Compose build section.
 var buildFlags = []runFlag{
-	{names: []string{"build-arg"}, value: true, apply: putKV("args", "=")},
-	{names: []string{"label"}, value: true, apply: putKV("labels", "=")},
+	{names: []string{"build-arg"}, value: true, apply: putKV("args")},
+	{names: []string{"label"}, value: true, apply: putKV("labels")},
 	{names: []string{"add-host"}, value: true, apply: appendTo("extra_hosts")},
 	{names: []string{"network"}, value: true, apply: setTo("network")},
 	{names: []string{"target"}, value: true, apply: setTo("target")},

@@ -13,7 +13,7 @@ import (
 )
 
 // serviceModel renders the devcontainer settings as one Compose service.
-func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[string]any, []spec.Warning, error) {
+func (dc config) serviceModel(path, ws, cws string, composeFlavour bool, local *compose.LocalUser) (map[string]any, []spec.Warning, error) {
 	dir := filepath.Dir(path)
 	svc := map[string]any{
 		"labels": map[string]any{
@@ -65,7 +65,11 @@ func (dc config) serviceModel(path, ws, cws string, composeFlavour bool) (map[st
 			warns = append(warns, w...)
 		}
 	}
-	info, err := dc.info(cws)
+	stages, err := dc.buildStages(dir, local)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := dc.info(cws, stages, dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,8 +177,11 @@ func (dc config) containerSettings(svc map[string]any) {
 
 // info gathers the session settings and lifecycle commands as a generic
 // value for the x-cornus-devcontainer extension.
-func (dc config) info(cws string) (map[string]any, error) {
+func (dc config) info(cws string, stages []spec.BuildStage, dir string) (map[string]any, error) {
 	d := compose.DevcontainerInfo{Devcontainer: spec.Devcontainer{WorkspaceFolder: cws, RemoteUser: dc.RemoteUser}}
+	if len(stages) > 0 {
+		d.BuildStages, d.BuildDir = stages, dir
+	}
 	for k, v := range dc.RemoteEnv {
 		if v == nil {
 			continue // null unsets a variable

@@ -1,0 +1,4 @@
+#!/bin/sh
+set -e
+mkdir -p /opt
+echo greeter > /opt/greeter-first
