@@ -32,6 +32,9 @@ type Options struct {
 	Out io.Writer
 	// Policy is the host policy builds are checked against.
 	Policy hostpolicy.Policy
+	// Files is where the builds' files are (nil: this machine's,
+	// LocalFiles with the Builder's environment).
+	Files Files
 }
 
 // Result is one built image.
@@ -162,7 +165,11 @@ func (x *Builder) run(ctx context.Context, s site, jobs []job, o Options, d *dis
 
 // one builds j at site s.
 func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display) (string, error) {
-	src, err := openSource(j.build)
+	files := o.Files
+	if files == nil {
+		files = LocalFiles{Environ: x.environ}
+	}
+	src, err := openSource(ctx, files, j.build)
 	if err != nil {
 		return "", err
 	}
@@ -182,7 +189,7 @@ func solve(ctx context.Context, k kitSite, j job, src *source, r run) (string, e
 	if err := k.prepare(ctx, j, src, r.args); err != nil {
 		return "", err
 	}
-	opt, err := solveOpt(j, src, r.opts, r.environ)
+	opt, err := solveOpt(j, src, r.opts)
 	if err != nil {
 		return "", err
 	}

@@ -2,8 +2,10 @@ package builder
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,11 +24,12 @@ const (
 	localDockerfile = "dockerfile"
 )
 
-// source is what a build reads from the client's disk: the context and the
-// Dockerfile's directory, each confined to its directory (an os.Root: no
-// path, symlink or ".." reaches outside), the context filtered by its
-// ignore file here, before anything is sent.
+// source is what a build reads from the client's files (Files): the
+// context and the Dockerfile's directory, each confined to its directory,
+// the context filtered by its ignore file where the files are, before
+// anything is sent.
 type source struct {
+	files      Files
 	context    fsutil.FS
 	dockerfile fsutil.FS
 	filename   string   // the Dockerfile's name in dockerfile
@@ -37,7 +40,7 @@ type source struct {
 	named map[string]fsutil.FS
 	refs  map[string]string
 	// stores are content stores the refs name (oci-layout://ID@DIGEST),
-	// served from the client's side of the session.
+	// served from this side of the session.
 	stores  map[string]content.Store
 	cleanup func()
 }
@@ -48,44 +51,31 @@ func (s *source) onCleanup(f func()) {
 	s.cleanup = func() { f(); prev() }
 }
 
-// openSource opens b's context and Dockerfile. An inline Dockerfile is
-// written to a private temporary directory.
-func openSource(b spec.Build) (*source, error) {
-	ctxFS, ctxRoot, err := rootFS(b.Context)
-	if err != nil {
-		return nil, fmt.Errorf("build context %s: %w", b.Context, err)
-	}
-	s := &source{cleanup: func() { _ = ctxRoot.Close() }}
-	ok := false
+// openSource opens b's context and Dockerfile from files. An inline
+// Dockerfile is written to a private temporary directory here.
+func openSource(ctx context.Context, files Files, b spec.Build) (_ *source, err error) {
+	s := &source{files: files, cleanup: func() {}}
 	defer func() {
-		if !ok {
+		if err != nil {
 			s.cleanup()
 		}
 	}()
-	dfDir, dfName := filepath.Split(b.DockerfilePath())
 	if b.DockerfileInline != "" {
-		tmp, err := os.MkdirTemp("", "cornus-dockerfile-")
-		if err != nil {
+		if err := s.replaceDockerfile(b.DockerfileInline); err != nil {
 			return nil, err
 		}
-		prev := s.cleanup
-		s.cleanup = func() { prev(); _ = os.RemoveAll(tmp) }
-		if err := os.WriteFile(filepath.Join(tmp, "Dockerfile"), []byte(b.DockerfileInline), 0o600); err != nil {
-			return nil, err
+	} else {
+		dir, name := filepath.Split(b.DockerfilePath())
+		if s.dockerfile, err = s.dir(ctx, dir, nil); err != nil {
+			return nil, fmt.Errorf("dockerfile %s: %w", b.DockerfilePath(), err)
 		}
-		dfDir, dfName = tmp, "Dockerfile"
-	} else if err := boundedfile.Check(b.DockerfilePath(), boundedfile.Dockerfile); err != nil {
-		return nil, err
+		s.filename = name
 	}
-	dfFS, dfRoot, err := rootFS(dfDir)
+	raw, err := s.dir(ctx, b.Context, nil)
 	if err != nil {
-		return nil, fmt.Errorf("dockerfile %s: %w", b.DockerfilePath(), err)
+		return nil, fmt.Errorf("build context %s: %w", b.Context, err)
 	}
-	prev := s.cleanup
-	s.cleanup = func() { prev(); _ = dfRoot.Close() }
-	s.dockerfile, s.filename = dfFS, dfName
-
-	ignore, excludes, err := ignorePatterns(ctxRoot, dfRoot, dfName)
+	ignore, excludes, err := ignorePatterns(raw, s.dockerfile, s.filename)
 	if err != nil {
 		return nil, err
 	}
@@ -95,54 +85,78 @@ func openSource(b spec.Build) (*source, error) {
 		// that one from a frontend too old to know the difference.
 		excludes = append(excludes, ".dockerignore")
 	}
-	if s.context, err = fsutil.NewFilterFS(ctxFS, &fsutil.FilterOpt{ExcludePatterns: excludes}); err != nil {
+	if s.context, err = s.dir(ctx, b.Context, excludes); err != nil {
 		return nil, fmt.Errorf("build context %s: %s: %w", b.Context, ignore, err)
 	}
-	if err := s.openNamed(b.AdditionalContexts); err != nil {
+	if err := s.openNamed(ctx, b.AdditionalContexts); err != nil {
 		return nil, err
 	}
-	ok = true
 	return s, nil
+}
+
+// dir opens a directory of the client's, released with the source.
+func (s *source) dir(ctx context.Context, path string, excludes []string) (fsutil.FS, error) {
+	fs, done, err := s.files.Dir(ctx, path, excludes)
+	if err != nil {
+		return nil, err
+	}
+	s.onCleanup(done)
+	return fs, nil
 }
 
 // openNamed opens the additional contexts that are directories; the
 // caller has resolved service:NAME into an image reference.
-func (s *source) openNamed(contexts map[string]string) error {
+func (s *source) openNamed(ctx context.Context, contexts map[string]string) error {
 	s.named, s.refs = map[string]fsutil.FS{}, map[string]string{}
 	for name, v := range contexts {
 		if !filepath.IsAbs(v) {
 			s.refs[name] = v
 			continue
 		}
-		fs, r, err := rootFS(v)
+		fs, err := s.dir(ctx, v, nil)
 		if err != nil {
 			return fmt.Errorf("additional context %s: %w", name, err)
 		}
-		prev := s.cleanup
-		s.cleanup = func() { prev(); _ = r.Close() }
 		s.named[name] = fs
 	}
 	return nil
 }
 
-// rootFS is dir as an fsutil.FS confined to it.
+// rootFS is dir as an fsutil.FS confined to it, opening regular files
+// only (a FIFO or device would block or read the host's).
 func rootFS(dir string) (fsutil.FS, *os.Root, error) {
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	return fsutil.NewRootFS(fsutil.NewRoot(r)), r, nil
+	return regularOnly{fsutil.NewRootFS(fsutil.NewRoot(r)), r}, r, nil
+}
+
+type regularOnly struct {
+	fsutil.FS
+	root *os.Root
+}
+
+func (f regularOnly) Open(p string) (io.ReadCloser, error) {
+	fi, err := f.root.Lstat(filepath.FromSlash(p))
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("open %s: %w", p, boundedfile.ErrNotRegular)
+	}
+	return f.FS.Open(p)
 }
 
 // ignorePatterns reads the ignore file docker build uses: NAME.dockerignore
 // beside the Dockerfile, else .dockerignore in the context. It returns the
 // file's name and its patterns.
-func ignorePatterns(ctx, df *os.Root, dockerfile string) (string, []string, error) {
+func ignorePatterns(ctxFS, dfFS fsutil.FS, dockerfile string) (string, []string, error) {
 	for _, c := range []struct {
-		root *os.Root
+		fs   fsutil.FS
 		name string
-	}{{df, dockerfile + ".dockerignore"}, {ctx, ".dockerignore"}} {
-		data, err := readRoot(c.root, c.name)
+	}{{dfFS, dockerfile + ".dockerignore"}, {ctxFS, ".dockerignore"}} {
+		data, err := readFS(c.fs, c.name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -158,11 +172,15 @@ func ignorePatterns(ctx, df *os.Root, dockerfile string) (string, []string, erro
 	return ".dockerignore", nil, nil
 }
 
-func readRoot(r *os.Root, name string) ([]byte, error) {
-	f, err := r.Open(name)
+// readFS reads a file of a build's directory, bounded as Dockerfiles are.
+func readFS(f fsutil.FS, name string) ([]byte, error) {
+	if f == nil {
+		return nil, fs.ErrNotExist
+	}
+	rc, err := f.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return boundedfile.ReadFrom(f, filepath.Join(r.Name(), name), boundedfile.Dockerfile)
+	defer rc.Close()
+	return boundedfile.ReadFrom(rc, name, boundedfile.Dockerfile)
 }

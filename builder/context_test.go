@@ -55,7 +55,7 @@ func TestSourceConfined(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src, err := openSource(spec.Build{Context: dir})
+	src, err := openSource(context.Background(), LocalFiles{}, spec.Build{Context: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSourceIgnoreFiles(t *testing.T) {
 		".dockerignore": "*.log\n", "build/app.Dockerfile.dockerignore": "*.tmp\nsecret/\n",
 		"a.log": "", "b.tmp": "", "secret/key": "", "keep.txt": "",
 	})
-	src, err := openSource(spec.Build{Context: dir})
+	src, err := openSource(context.Background(), LocalFiles{}, spec.Build{Context: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSourceIgnoreFiles(t *testing.T) {
 		t.Errorf(".dockerignore: %q", got)
 	}
 	src.cleanup()
-	src, err = openSource(spec.Build{Context: dir, Dockerfile: "build/app.Dockerfile"})
+	src, err = openSource(context.Background(), LocalFiles{}, spec.Build{Context: dir, Dockerfile: "build/app.Dockerfile"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,11 +56,10 @@ func extend(ctx context.Context, j job, src *source, args map[string]string, ima
 		fmt.Fprintf(&out, "\n# %s\nFROM %s AS %s\n%s\n", strings.ReplaceAll(stage.Name, "\n", " "), prev, name, stage.Instructions)
 		prev = name
 		if stage.Dir != "" {
-			fs, root, err := rootFS(stage.Dir)
+			fs, err := src.dir(ctx, stage.Dir, nil)
 			if err != nil {
 				return "", fmt.Errorf("build stage %s: %w", stage.Name, err)
 			}
-			src.onCleanup(func() { _ = root.Close() })
 			dirs[strconv.Itoa(i)] = fs
 		}
 	}

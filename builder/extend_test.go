@@ -26,7 +26,7 @@ func TestExtend(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, map[string]string{"Dockerfile": c.df})
-			src, err := openSource(spec.Build{Context: dir})
+			src, err := openSource(context.Background(), LocalFiles{}, spec.Build{Context: dir})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func (s *nativeSite) build(ctx context.Context, j job, src *source, r run) (stri
 		SecretPaths: map[string]string{},
 		Progress:    lineWriter(func(line string) { r.display.text(j.service, line) }),
 	}
-	store := secretStore{b.Secrets, r.environ}
+	store := secretStore{b, src.files}
 	for _, sec := range b.Secrets {
 		data, err := store.GetSecret(ctx, sec.ID)
 		if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/internal/boundedfile"
 )
 
 // ociSite is a buildkitd with its OCI worker: it sees no backend's
@@ -121,12 +120,11 @@ func contextKey(ref string) (string, error) {
 }
 
 func readDockerfile(src *source) ([]byte, error) {
-	f, err := src.dockerfile.Open(src.filename)
+	data, err := readFS(src.dockerfile, src.filename)
 	if err != nil {
 		return nil, fmt.Errorf("dockerfile: %w", err)
 	}
-	defer f.Close()
-	return boundedfile.ReadFrom(f, src.filename, boundedfile.Dockerfile)
+	return data, nil
 }
 
 // export streams the result as a docker-archive into the backend's

@@ -5,19 +5,15 @@ import (
 	"encoding/csv"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	bkclient "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session"
-	"github.com/moby/buildkit/session/secrets"
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
-	"github.com/moby/buildkit/session/sshforward/sshprovider"
 	"github.com/tonistiigi/fsutil"
 
-	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -33,7 +29,7 @@ type job struct {
 // solveOpt is the BuildKit solve for j: the Dockerfile frontend's
 // attributes, the client-side sources and the session's attachables. It
 // does no I/O beyond opening the sources; the caller closes them.
-func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOpt, error) {
+func solveOpt(j job, src *source, o Options) (bkclient.SolveOpt, error) {
 	b := j.build
 	attrs := map[string]string{"filename": src.filename}
 	if b.Target != "" {
@@ -70,7 +66,7 @@ func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOp
 		Frontend:      "dockerfile.v0",
 		FrontendAttrs: attrs,
 		LocalMounts:   map[string]fsutil.FS{localContext: src.context, localDockerfile: src.dockerfile},
-		Session:       []session.Attachable{secretsprovider.NewSecretProvider(secretStore{b.Secrets, environ})},
+		Session:       []session.Attachable{secretsprovider.NewSecretProvider(secretStore{b, src.files})},
 	}
 	for name, fs := range src.named {
 		opt.LocalMounts[name] = fs
@@ -81,11 +77,7 @@ func solveOpt(j job, src *source, o Options, environ []string) (bkclient.SolveOp
 	}
 	opt.OCIStores = src.stores
 	if len(b.SSH) > 0 {
-		ssh, err := sshAgents(b.SSH, environ)
-		if err != nil {
-			return opt, err
-		}
-		opt.Session = append(opt.Session, ssh)
+		opt.Session = append(opt.Session, agents{b.SSH, src.files})
 	}
 	var err error
 	if opt.CacheImports, err = cacheEntries(b.CacheFrom, "src"); err != nil {
@@ -183,56 +175,19 @@ func cacheEntries(specs []string, pathKey string) ([]bkclient.CacheOptionsEntry,
 	return out, nil
 }
 
-// secretStore answers a build's secret requests from the client's own
-// files and environment, read when the build asks and never stored.
+// secretStore answers a build's secret requests from the client's files
+// and environment (Files), read when the build asks and never stored.
 type secretStore struct {
-	secrets []spec.BuildSecret
-	environ []string
+	build spec.Build
+	files Files
 }
 
 func (s secretStore) GetSecret(ctx context.Context, id string) ([]byte, error) {
-	i := slices.IndexFunc(s.secrets, func(b spec.BuildSecret) bool { return b.ID == id })
-	if i < 0 {
-		return nil, fmt.Errorf("secret %s: not one of the build's secrets: %w", id, secrets.ErrNotFound)
-	}
-	b := s.secrets[i]
-	switch {
-	case b.Value != nil:
-		return []byte(*b.Value), nil
-	case b.Environment != "":
-		if v, ok := lookupEnv(s.environ, b.Environment); ok {
-			return []byte(v), nil
-		}
-		return nil, fmt.Errorf("secret %s: environment variable %s is not set: %w", id, b.Environment, secrets.ErrNotFound)
-	}
-	return boundedfile.Read(b.File, boundedfile.SecretFile)
-}
-
-// sshAgents forwards the client's ssh agent (or the sockets and keys a
-// build's ssh entry names).
-func sshAgents(entries []spec.BuildSSH, environ []string) (session.Attachable, error) {
-	var confs []sshprovider.AgentConfig
-	for _, e := range entries {
-		paths := e.Paths
-		if len(paths) == 0 {
-			sock, ok := lookupEnv(environ, "SSH_AUTH_SOCK")
-			if !ok || sock == "" {
-				return nil, fmt.Errorf("build ssh %q: uses the client's ssh agent, and SSH_AUTH_SOCK is not set: start an agent (eval $(ssh-agent); ssh-add) or name a key", e.ID)
-			}
-			paths = []string{sock}
-		}
-		for _, p := range paths {
-			if _, err := os.Stat(p); err != nil {
-				return nil, fmt.Errorf("build ssh %q: %w", e.ID, err)
-			}
-		}
-		confs = append(confs, sshprovider.AgentConfig{ID: e.ID, Paths: paths})
-	}
-	a, err := sshprovider.NewSSHAgentProvider(confs)
+	sec, err := buildSecret(s.build, id)
 	if err != nil {
-		return nil, fmt.Errorf("build ssh: %w", err)
+		return nil, err
 	}
-	return a, nil
+	return s.files.Secret(ctx, sec)
 }
 
 func lookupEnv(environ []string, key string) (string, bool) {
