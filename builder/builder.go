@@ -35,6 +35,10 @@ type Options struct {
 	// Files is where the builds' files are (nil: this machine's,
 	// LocalFiles with the Builder's environment).
 	Files Files
+	// CheckImage, when set, is asked about each image a build reads (its
+	// FROM lines', its docker-image:// contexts') before it starts: a
+	// server refuses another tenant's.
+	CheckImage func(ctx context.Context, service, ref string) error
 }
 
 // Result is one built image.
@@ -181,7 +185,35 @@ func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display)
 			return "", err
 		}
 	}
+	if o.CheckImage != nil {
+		if err := checkImages(ctx, j, src, r.args, o.CheckImage); err != nil {
+			return "", err
+		}
+	}
 	return s.build(ctx, j, src, r)
+}
+
+// checkImages asks check about every image j reads.
+func checkImages(ctx context.Context, j job, src *source, args map[string]string, check func(ctx context.Context, service, ref string) error) error {
+	df, err := readDockerfile(src)
+	if err != nil {
+		return err
+	}
+	refs, err := baseImages(df, args)
+	if err != nil {
+		return err
+	}
+	for _, v := range src.refs {
+		if ref, ok := strings.CutPrefix(v, "docker-image://"); ok {
+			refs = append(refs, ref)
+		}
+	}
+	for _, ref := range refs {
+		if err := check(ctx, j.service, ref); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // solve builds j with BuildKit at kit site k.

@@ -129,3 +129,48 @@ func named(st *bkclient.SolveStatus, service string) {
 		}
 	}
 }
+
+// Replay shows, in this process's display, the progress lines a build
+// elsewhere wrote with Progress "json" (a server's, for its client):
+// BuildKit's status objects and builders' text lines.
+type Replay struct {
+	d  *display
+	ch chan *bkclient.SolveStatus
+}
+
+// NewReplay starts a display in mode on out.
+func NewReplay(ctx context.Context, mode string, out io.Writer) (*Replay, error) {
+	d, err := newDisplay(ctx, mode, out, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Replay{d: d}, nil
+}
+
+// Line shows one progress line.
+func (r *Replay) Line(raw []byte) {
+	var text struct {
+		Service string `json:"service"`
+		Stream  string `json:"stream"`
+	}
+	if json.Unmarshal(raw, &text) == nil && text.Service != "" {
+		r.d.text(text.Service, text.Stream)
+		return
+	}
+	var st bkclient.SolveStatus
+	if json.Unmarshal(raw, &st) != nil {
+		return
+	}
+	if r.ch == nil {
+		r.ch = r.d.channel("")
+	}
+	r.ch <- &st
+}
+
+// Close ends the display.
+func (r *Replay) Close() error {
+	if r.ch != nil {
+		close(r.ch)
+	}
+	return r.d.wait()
+}

@@ -60,7 +60,18 @@ func (s *nativeSite) build(ctx context.Context, j job, src *source, r run) (stri
 		extras = append(extras, extraFile{name: path, data: data})
 		o.SecretPaths[sec.ID] = path
 	}
-	ctxFS, err := fsutil.NewFilterFS(src.context, &fsutil.FilterOpt{ExcludePatterns: []string{".dockerignore", nativeDir, nativeSecret + "*"}})
+	// Only what the Dockerfile reads goes into the tar, as BuildKit would
+	// ask for only that (a remote client then sends no more).
+	filter := &fsutil.FilterOpt{ExcludePatterns: []string{".dockerignore", nativeDir, nativeSecret + "*"}}
+	pats, all, err := contextPaths(df)
+	if err != nil {
+		return "", err
+	}
+	if !all {
+		pats = append(pats, nativeDir+"-nothing") // when none: a pattern nothing matches
+		filter.IncludePatterns = pats
+	}
+	ctxFS, err := fsutil.NewFilterFS(src.context, filter)
 	if err != nil {
 		return "", err
 	}

@@ -3,7 +3,6 @@ package clientdeploy
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/containerd/errdefs"
 
@@ -39,7 +38,7 @@ type BuildOptions struct {
 // images.
 func (se *Session) Build(ctx context.Context, p spec.Project, services []string, o BuildOptions) ([]builder.Result, error) {
 	if se.remote != nil {
-		return nil, fmt.Errorf("building images on a cornus server is not supported yet: build locally and load the image (cornus image load --server): %w", errdefs.ErrNotImplemented)
+		return se.remoteBuild(ctx, p, services, o)
 	}
 	if se.builder == nil {
 		se.builder = builder.New(se.local, se.streams.Environ)
@@ -89,7 +88,7 @@ func (se *Session) needsBuild(ctx context.Context, a spec.App, policy BuildPolic
 		return true, nil
 	}
 	if se.remote != nil {
-		return false, nil // the server's engine says when an image is missing
+		return se.remoteMissing(ctx, a.Image)
 	}
 	images, err := backends.Want[backends.Images](se.local, backends.FeatureImages, "images")
 	if err != nil {

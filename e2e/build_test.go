@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/containerd/errdefs"
+	"github.com/docker/go-units"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/builder"
@@ -246,4 +249,64 @@ func copyTree(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestServerBuild: `compose up --build` through cornus serve builds on
+// the server from the client's context, which stays here: of a context
+// with a 64 MiB file the Dockerfile never reads, only what the build
+// reads crosses (the client says how much); the build secret comes from
+// the client's environment; an edit rebuilds (issue 24 item 6).
+func TestServerBuild(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	srv := startServer(t, t.TempDir())
+	p := newProject(t, buildCompose, append(srv.env(), "BUILD_TOKEN=s3cret")...)
+	files := buildFiles("one")
+	files["app/Dockerfile"] = "FROM " + image + "\nARG GREETING\nCOPY msg.txt /ctx/msg.txt\n" +
+		"RUN --mount=type=secret,id=token sh -c 'test \"$(cat /run/secrets/token)\" = s3cret && echo \"$GREETING $(cat /ctx/msg.txt)\" > /greeting'\n"
+	writeFiles(t, p.dir, files)
+	big := make([]byte, 64<<20)
+	_, _ = rand.Read(big[:4096])
+	if err := os.WriteFile(filepath.Join(p.dir, "app", "unused.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := p.name + "-app"
+	t.Cleanup(func() { removeImage(b, img) })
+	_, errOut, code := p.run("compose", "--progress", "plain", "up", "-d", "--build")
+	if why, gap := b.Capabilities().Gap("build"); gap {
+		if code == 0 || !strings.Contains(errOut, why) {
+			t.Fatalf("declared gap: up --build exit %d, want a refusal saying %q:\n%s", code, why, errOut)
+		}
+		return
+	}
+	if code != 0 {
+		t.Fatalf("up --build through the server: exit %d\n%s", code, errOut)
+	}
+	sent := sentBytes(t, errOut)
+	if sent > 2<<20 {
+		t.Fatalf("the client sent %d bytes for a build that reads a few: the unused 64 MiB crossed", sent)
+	}
+	if got := strings.TrimSpace(p.must("compose", "exec", "-T", "app", "cat", "/greeting")); got != "hello one" {
+		t.Fatalf("/greeting: %q", got)
+	}
+	writeFiles(t, p.dir, map[string]string{"app/msg.txt": "two\n"})
+	p.must("compose", "--progress", "quiet", "up", "-d", "--build")
+	if got := strings.TrimSpace(p.must("compose", "exec", "-T", "app", "cat", "/greeting")); got != "hello two" {
+		t.Fatalf("after an edit and up --build: /greeting %q", got)
+	}
+	t.Logf("sent %d bytes of a 64 MiB context", sent)
+}
+
+// sentBytes reads the client's "Build files sent" line.
+func sentBytes(t *testing.T, out string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`Build files sent to \S+: ([0-9.]+)\s*([kMG]?B) in`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no \"Build files sent\" line:\n%s", out)
+	}
+	n, err := units.FromHumanSize(m[1] + m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/builder"
 	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
@@ -69,6 +70,9 @@ type Server struct {
 	// engine's allows mountsDir as well, where client-local mounts are.
 	hostPolicy hostpolicy.Policy
 	mountsDir  string
+	// builder builds tenants' images (build.go), reading their files from
+	// their clients.
+	builder *builder.Builder
 }
 
 // TokensFile is where client tokens are read: CORNUS_TOKENS_FILE, else
@@ -122,6 +126,7 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
 		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
+	s.builder = builder.New(b, cfg.Environ)
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
 	s.policies = newPolicies(filepath.Join(state, "egress"))
 	if err := s.sessions.reconcile(ctx); err != nil {
@@ -152,8 +157,14 @@ func (s *Server) Handler() http.Handler {
 	return s.logged(mux)
 }
 
-// Close stops the server's watcher.
-func (s *Server) Close() { s.closeOnce.Do(func() { close(s.stopWatch) }) }
+// Close stops the server's watcher and what its builds started (a
+// buildkitd).
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.stopWatch)
+		_ = s.builder.Close()
+	})
+}
 
 type route struct {
 	pattern   string
@@ -180,6 +191,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/projects/{project}/session", h: s.session, free: freeServed},
 		{pattern: "POST /v1/warnings", h: s.warnings},
 		{pattern: "GET /v1/events", h: s.events},
+		{pattern: "POST /v1/projects/{project}/build", h: s.build, free: freeServed},
 		{pattern: "GET /v1/images", h: s.listImages},
 		{pattern: "POST /v1/images/load", h: s.loadImage},
 		{pattern: "GET /v1/relay/{project}", h: s.relay, caretaker: true},

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -55,6 +56,31 @@ type UpRequest struct {
 	// client over the request's session (OpMount streams) and bound into
 	// the apps; they need a session that is not detached.
 	LocalMounts []LocalMount `json:"localMounts,omitempty"`
+}
+
+// BuildRequest is POST /v1/projects/{project}/build: build the images
+// of Services (all with a build section when empty) of Spec, reading
+// what they need from the client over the request's session (OpBuild
+// streams named by BuildID).
+type BuildRequest struct {
+	Spec     spec.Project      `json:"spec"`
+	Services []string          `json:"services,omitempty"`
+	BuildID  string            `json:"buildID"`
+	NoCache  bool              `json:"noCache,omitempty"`
+	Pull     bool              `json:"pull,omitempty"`
+	Args     map[string]string `json:"args,omitempty"`
+}
+
+// BuildResult ends a build stream: the images built.
+type BuildResult struct {
+	Images []BuiltImage `json:"images"`
+}
+
+// BuiltImage is one image a build made.
+type BuiltImage struct {
+	Service string `json:"service"`
+	Image   string `json:"image"`
+	ID      string `json:"id"`
 }
 
 // UpResult ends an up stream.
@@ -117,9 +143,12 @@ type Project struct {
 // while the work runs, then exactly one of Result or Error.
 type Frame struct {
 	Progress *progress.Event `json:"progress,omitempty"`
-	Warning  string          `json:"warning,omitempty"`
-	Result   any             `json:"result,omitempty"`
-	Error    *Error          `json:"error,omitempty"`
+	// Build is a build's progress line (BuildKit's status as JSON, or a
+	// builder's text line with its service).
+	Build   json.RawMessage `json:"build,omitempty"`
+	Warning string          `json:"warning,omitempty"`
+	Result  any             `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
 }
 
 // ExecStart is the first (text) message of an exec WebSocket from the

@@ -1,5 +1,11 @@
 package api
 
+import (
+	"encoding/json"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
 // StreamHeader opens every stream of a session or a caretaker relay: one
 // JSON line naming what the stream is for; the other side answers with a
 // DialReply line, then the stream carries the bytes.
@@ -9,6 +15,7 @@ type StreamHeader struct {
 	Egress *EgressOpen `json:"egress,omitempty"`
 	Mount  *MountOpen  `json:"mount,omitempty"`
 	Agent  *AgentOpen  `json:"agent,omitempty"`
+	Build  *BuildOpen  `json:"build,omitempty"`
 }
 
 // Stream operations.
@@ -28,7 +35,46 @@ const (
 	// client, one connection to that socket, carried to the caller's
 	// agent.
 	OpAgent = "agent"
+	// OpBuild: server → client, what a build reads from the client
+	// (BuildOpen): a directory's walk, a file, a build secret, a
+	// connection to its ssh agent. The client serves only what the build
+	// it asked for names.
+	OpBuild = "build"
 )
+
+// BuildOpen is one read of a build from its client.
+type BuildOpen struct {
+	// Build is the ID the client gave its build request.
+	Build string `json:"build"`
+	Kind  string `json:"kind"`
+	// Dir (walk, open) is a directory the build names, with the ignore
+	// file's patterns the client applies (Excludes); Target (walk) the
+	// subtree to walk ("" all of it); Path (open) the file, relative.
+	Dir      string   `json:"dir,omitempty"`
+	Excludes []string `json:"excludes,omitempty"`
+	Target   string   `json:"target,omitempty"`
+	Path     string   `json:"path,omitempty"`
+	// Secret and SSH (secret, agent) are the build's entry, as its spec
+	// has it (a secret's value never travels in a spec).
+	Secret *spec.BuildSecret `json:"secret,omitempty"`
+	SSH    *spec.BuildSSH    `json:"ssh,omitempty"`
+}
+
+// Build reads (BuildOpen.Kind).
+const (
+	BuildWalk     = "walk"
+	BuildOpenFile = "open"
+	BuildSecret   = "secret"
+	BuildAgent    = "agent"
+)
+
+// BuildEntry is one line of a walk stream: a file's stat, or the walk's
+// end (Error set when it failed).
+type BuildEntry struct {
+	Stat  json.RawMessage `json:"stat,omitempty"` // fsutil's types.Stat
+	End   bool            `json:"end,omitempty"`
+	Error string          `json:"error,omitempty"`
+}
 
 // AgentOpen names one forwarded agent socket.
 type AgentOpen struct {

@@ -32,6 +32,8 @@ type Client struct {
 	Progress progress.Writer
 	// Warn receives the server's warnings about a spec.
 	Warn func(string)
+	// BuildLine receives a build's progress lines (nil: dropped).
+	BuildLine func(json.RawMessage)
 }
 
 // New returns a client of the server at rawURL (http or https).
@@ -139,6 +141,10 @@ func (c *Client) stream(ctx context.Context, path string, hdr http.Header, in, o
 			c.Progress.Event(*f.Progress)
 		case f.Warning != "":
 			c.Warn(f.Warning)
+		case f.Build != nil:
+			if c.BuildLine != nil {
+				c.BuildLine(f.Build)
+			}
 		case f.Error != nil:
 			return resp.Header, f.Error.Err()
 		default:
