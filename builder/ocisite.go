@@ -100,11 +100,15 @@ func (s *ociSite) handOver(ctx context.Context, src *source, name, ref string) e
 		return fmt.Errorf("base image %s: %w", ref, err)
 	}
 	src.onCleanup(ic.Release)
+	store, err := scopedStore(ctx, ic.Store, ic.Target)
+	if err != nil {
+		return fmt.Errorf("base image %s: %w", ref, err)
+	}
 	id := fmt.Sprintf("cornus%d", len(src.stores))
 	if src.stores == nil {
 		src.stores = map[string]content.Store{}
 	}
-	src.stores[id] = readOnly{ic.Store}
+	src.stores[id] = store
 	src.refs[name] = "oci-layout://" + id + "@" + ic.Target.Digest.String()
 	return nil
 }
