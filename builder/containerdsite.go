@@ -3,9 +3,11 @@ package builder
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/distribution/reference"
+	controlapi "github.com/moby/buildkit/api/services/control"
 	bkclient "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
@@ -42,17 +44,8 @@ func (s *containerdSite) client(context.Context) (*bkclient.Client, error) { ret
 func (s *containerdSite) prepare(context.Context, job, *source, map[string]string) error { return nil }
 
 func (s *containerdSite) export(_ context.Context, tags []string) export {
-	// containerd's image store takes names as they are: give them in the
-	// full form every client looks them up by.
-	names := make([]string, len(tags))
-	for i, t := range tags {
-		names[i] = t
-		if n, err := reference.ParseNormalizedNamed(t); err == nil {
-			names[i] = reference.TagNameOnly(n).String()
-		}
-	}
 	return export{
-		entries: []bkclient.ExportEntry{{Type: bkclient.ExporterImage, Attrs: map[string]string{"name": strings.Join(names, ","), "unpack": "true"}}},
+		entries: []bkclient.ExportEntry{{Type: bkclient.ExporterImage, Attrs: map[string]string{"name": fullNames(tags), "unpack": "true"}}},
 		finish: func(_ context.Context, r *bkclient.SolveResponse) (string, error) {
 			return r.ExporterResponse[exptypes.ExporterImageConfigDigestKey], nil
 		},
@@ -66,4 +59,50 @@ func (s *containerdSite) close() error {
 		err = derr
 	}
 	return err
+}
+
+// fullNames are tags in the full form every client looks them up by
+// (containerd's image store takes names as they are), comma-joined.
+func fullNames(tags []string) string {
+	names := make([]string, len(tags))
+	for i, t := range tags {
+		names[i] = strings.TrimSpace(t)
+		if n, err := reference.ParseNormalizedNamed(names[i]); err == nil {
+			names[i] = reference.TagNameOnly(n).String()
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+func (s *containerdSite) grpcConn(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", s.d.sock)
+}
+
+func (s *containerdSite) sessionConn(ctx context.Context, proto string, meta map[string][]string) (net.Conn, error) {
+	return s.c.Dialer()(ctx, proto, meta)
+}
+
+// solveRequest turns the exporter a Docker Engine client asks for
+// ("moby", dockerd's store) into the image exporter on this containerd.
+func (s *containerdSite) solveRequest(req *controlapi.SolveRequest) {
+	if req.ExporterDeprecated == "moby" {
+		req.ExporterDeprecated, req.ExporterAttrsDeprecated = bkclient.ExporterImage, mobyAsImage(req.ExporterAttrsDeprecated)
+	}
+	for _, e := range req.Exporters {
+		if e.Type == "moby" {
+			e.Type, e.Attrs = bkclient.ExporterImage, mobyAsImage(e.Attrs)
+		}
+	}
+}
+
+func mobyAsImage(attrs map[string]string) map[string]string {
+	out := map[string]string{"unpack": "true"}
+	for k, v := range attrs {
+		out[k] = v
+	}
+	if n := attrs["name"]; n != "" {
+		out["name"] = fullNames(strings.Split(n, ","))
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	controlapi "github.com/moby/buildkit/api/services/control"
 	bkclient "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 )
@@ -15,7 +16,8 @@ import (
 // runtime's images, so bases need no preparing; results are stored with
 // the "moby" exporter.
 type daemonSite struct {
-	c *bkclient.Client
+	c    *bkclient.Client
+	dial func(ctx context.Context, path, proto string, meta map[string][]string) (net.Conn, error)
 }
 
 func newDaemonSite(ctx context.Context, dial func(ctx context.Context, path, proto string, meta map[string][]string) (net.Conn, error)) (*daemonSite, error) {
@@ -29,7 +31,7 @@ func newDaemonSite(ctx context.Context, dial func(ctx context.Context, path, pro
 	if err != nil {
 		return nil, fmt.Errorf("connect to the runtime's BuildKit: %w", err)
 	}
-	return &daemonSite{c: c}, nil
+	return &daemonSite{c: c, dial: dial}, nil
 }
 
 func (s *daemonSite) build(ctx context.Context, j job, src *source, r run) (string, error) {
@@ -51,3 +53,15 @@ func (s *daemonSite) export(_ context.Context, tags []string) export {
 }
 
 func (s *daemonSite) close() error { return s.c.Close() }
+
+func (s *daemonSite) grpcConn(ctx context.Context) (net.Conn, error) {
+	return s.dial(ctx, "/grpc", "h2c", nil)
+}
+
+func (s *daemonSite) sessionConn(ctx context.Context, proto string, meta map[string][]string) (net.Conn, error) {
+	return s.dial(ctx, "/session", proto, meta)
+}
+
+// solveRequest takes a solve as it is: dockerd's own exporter ("moby",
+// what buildx asks a Docker Engine for) stores in its store.
+func (s *daemonSite) solveRequest(*controlapi.SolveRequest) {}

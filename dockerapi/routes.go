@@ -60,14 +60,16 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /volumes/{name}", s.volumeDelete)
 	// builds
 	m.HandleFunc("POST /build", s.imageBuild)
+	m.HandleFunc("POST /grpc", s.buildkitGRPC)
+	m.HandleFunc("POST /session", s.buildkitSession)
 	m.HandleFunc("/", s.unknown)
 }
 
 // engineOnly are Engine endpoints cornus knows but does not serve.
 var engineOnly = []string{
-	"/swarm", "/services", "/nodes", "/tasks", "/secrets", "/configs", "/plugins", "/session",
+	"/swarm", "/services", "/nodes", "/tasks", "/secrets", "/configs", "/plugins",
 	"/distribution", "/system/df", "/commit", "/auth", "/images/search", "/build/prune",
-	"/containers/prune", "/images/prune", "/networks/prune", "/volumes/prune", "/grpc",
+	"/containers/prune", "/images/prune", "/networks/prune", "/volumes/prune",
 }
 
 // unknown answers endpoints not served: 501 for Engine endpoints cornus
