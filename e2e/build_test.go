@@ -173,11 +173,7 @@ func devcontainerBuildScenario(p *proxy, docker string) {
 	writeFiles(t, ws, files)
 	t.Cleanup(func() {
 		removeByLabel(p, docker, "devcontainer.local_folder="+ws)
-		// The CLI names its images vsc-<folder>-<hash> (and -uid).
-		ids, _ := p.run("", docker, "images", "-q", "--filter", "reference=vsc-dcbuild-*")
-		for _, id := range strings.Fields(ids) {
-			p.run("", docker, "rmi", "-f", id)
-		}
+		removeImages(p, docker, "vsc-dcbuild-*")
 	})
 	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
 	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo $(cat /greeting) $(id -un)")

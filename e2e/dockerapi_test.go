@@ -317,15 +317,25 @@ func devcontainerImageScenario(p *proxy) {
 	devcontainer := tool(t, "devcontainer", "scripts/setup.sh installs it (npm install -g @devcontainers/cli)")
 	docker := tool(t, "docker", "the machine image ships the docker CLI 28")
 	ws := filepath.Join(p.dir, "dcimage")
+	// The image flavour, the UID update left as the CLI defaults it: the
+	// CLI builds a small derived image through the proxy (even as root).
+	// A backend that declares builds a gap cannot: the update is off.
+	uid := ""
+	if _, gap := daemon(t).Capabilities().Gap("build"); gap {
+		uid = `"updateRemoteUserUID": false,`
+	}
 	writeFiles(t, ws, map[string]string{
 		".devcontainer/devcontainer.json": `{
-  // the image flavour, the UID update left as the CLI defaults it
   "image": "cornus-test/busybox:1",
   "remoteUser": "app",
+  ` + uid + `
   "containerEnv": {"GREETING": "hi"},
 }`,
 	})
-	t.Cleanup(func() { removeByLabel(p, docker, "devcontainer.local_folder="+ws) })
+	t.Cleanup(func() {
+		removeByLabel(p, docker, "devcontainer.local_folder="+ws)
+		removeImages(p, docker, "vsc-dcimage-*")
+	})
 	p.must(ws, devcontainer, "up", "--workspace-folder", ws)
 	out := p.must(ws, devcontainer, "exec", "--workspace-folder", ws, "sh", "-c", "echo ok $GREETING $(id -un) $(pwd)")
 	if !strings.Contains(out, "ok hi app /workspaces/dcimage") {
@@ -384,6 +394,15 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// removeImages removes the images a reference pattern matches (the
+// devcontainer CLI's vsc-<folder>-<hash>, -uid, -features).
+func removeImages(p *proxy, docker, pattern string) {
+	ids, _ := p.run("", docker, "images", "-q", "--filter", "reference="+pattern)
+	for _, id := range strings.Fields(ids) {
+		p.run("", docker, "rmi", "-f", id)
 	}
 }
 
