@@ -109,12 +109,16 @@ func TestLogs(t *testing.T) {
 }
 
 // Locks down exec with a TTY: the initial size reaches the process, the
-// exit code comes back (issue 9: exec TTY, resize, exit code).
+// exit code comes back (issue 9: exec TTY, resize, exit code). podman
+// sizes an exec's terminal just after starting it (its own CLI's exec -t
+// too): on a loaded host the first stty can see 0 0 ("stty: standard
+// input"), so the process waits, within 10 s, for the size to arrive.
 func TestExecTTY(t *testing.T) {
 	b, ctx := setup(t)
 	c := started(t, b, unique("tty"), spec.App{Name: "app", Command: sleeper})
 	var out bytes.Buffer
-	code, err := b.Exec(ctx, c.ID, backends.ExecOptions{Cmd: []string{"sh", "-c", "stty size; exit 7"}, TTY: true, Size: &backends.TermSize{Height: 33, Width: 101}, Stdout: &out})
+	script := `i=0; until s=$(stty size 2>/dev/null) && [ "$s" != "0 0" ] || [ $i -ge 100 ]; do i=$((i+1)); sleep 0.1; done; echo "$s"; exit 7`
+	code, err := b.Exec(ctx, c.ID, backends.ExecOptions{Cmd: []string{"sh", "-c", script}, TTY: true, Size: &backends.TermSize{Height: 33, Width: 101}, Stdout: &out})
 	if err != nil || code != 7 || !strings.Contains(out.String(), "33 101") {
 		t.Fatalf("exec tty: code %d err %v out %q", code, err, out.String())
 	}
