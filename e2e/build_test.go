@@ -385,3 +385,54 @@ func servesBuildKit(b backends.Backend) bool {
 	site, err := bb.BuildSite(context.Background())
 	return err == nil && (site.Dial != nil || site.Containerd != nil)
 }
+
+// TestBuildSSH: a build's RUN --mount=type=ssh reaches the client's own
+// ssh agent (ssh: [default], SSH_AUTH_SOCK), built here and through a
+// server, where the agent stays on the client (issue 24 items 1 and 6).
+// A builder without BuildKit's session (podman's) warns that it cannot.
+func TestBuildSSH(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	sock := startSSHAgent(t)
+	srv := startServer(t, t.TempDir())
+	for _, where := range []string{"local", "server"} {
+		t.Run(where, func(t *testing.T) {
+			var env []string
+			if where == "server" {
+				env = srv.env()
+			}
+			p := newProject(t, `services:
+  app:
+    build: {context: ./app, ssh: [default]}
+    command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+`, append(env, "SSH_AUTH_SOCK="+sock)...)
+			writeFiles(t, p.dir, map[string]string{"app/Dockerfile": "FROM " + image + "\nCOPY agentlist /agentlist\nRUN --mount=type=ssh /agentlist > /keys\n"})
+			build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(p.dir, "app", "agentlist"), "./agentlist")
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("build agentlist: %v\n%s", err, out)
+			}
+			t.Cleanup(func() { removeImage(b, p.name+"-app") })
+			_, errOut, code := p.run("compose", "--progress", "plain", "build")
+			if _, gap := b.Capabilities().Gap("build"); gap {
+				if code == 0 {
+					t.Fatal("a backend declaring builds a gap built")
+				}
+				return
+			}
+			if !servesBuildKit(b) && b.Capabilities().Has(backends.FeatureBuild) { // podman's builder
+				if !strings.Contains(errOut, `build.ssh: not supported by this backend's builder`) {
+					t.Fatalf("podman's builder: want the ssh warning:\n%s", errOut)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("build: exit %d\n%s", code, errOut)
+			}
+			p.must("compose", "up", "-d")
+			if got := p.must("compose", "exec", "-T", "app", "cat", "/keys"); !strings.Contains(got, "cornus-e2e-key") {
+				t.Fatalf("the RUN step saw the agent's keys as %q", got)
+			}
+		})
+	}
+}

@@ -364,6 +364,32 @@ func appContainer(t *testing.T, b backends.Backend, project string) string {
 	return apps[0]
 }
 
+// startSSHAgent runs a real ssh-agent holding one key, commented
+// cornus-e2e-key, and returns its socket.
+func startSSHAgent(t *testing.T) string {
+	t.Helper()
+	adir := t.TempDir()
+	sock := filepath.Join(adir, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	sh(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "cornus-e2e-key", "-f", filepath.Join(adir, "id"))
+	waitFor(t, 5*time.Second, "ssh-agent's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	add := exec.Command("ssh-add", filepath.Join(adir, "id"))
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v\n%s", err, out)
+	}
+	list := exec.Command("ssh-add", "-l")
+	list.Env = add.Env
+	if out, err := list.Output(); err != nil || !strings.Contains(string(out), "cornus-e2e-key") {
+		t.Fatalf("ssh-add -l on the client: %v %s", err, out)
+	}
+	return sock
+}
+
 // Remote mode's portforward and agent roles: port-forward and tunnel
 // reach a port the app serves on its loopback only, through the
 // companion's network namespace; exec --forward-agent hands the
@@ -435,26 +461,7 @@ services:
 		return string(out) == "served on the replica's loopback\n"
 	})
 
-	// A real ssh-agent with one key.
-	adir := t.TempDir()
-	sock := filepath.Join(adir, "agent.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
-	sh(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "cornus-e2e-key", "-f", filepath.Join(adir, "id"))
-	waitFor(t, 5*time.Second, "ssh-agent's socket", func() bool { _, err := os.Stat(sock); return err == nil })
-	add := exec.Command("ssh-add", filepath.Join(adir, "id"))
-	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := add.CombinedOutput(); err != nil {
-		t.Fatalf("ssh-add: %v\n%s", err, out)
-	}
-	list := exec.Command("ssh-add", "-l")
-	list.Env = add.Env
-	if out, err := list.Output(); err != nil || !strings.Contains(string(out), "cornus-e2e-key") {
-		t.Fatalf("ssh-add -l on the client: %v %s", err, out)
-	}
+	sock := startSSHAgent(t)
 	p.env = append(p.env, "SSH_AUTH_SOCK="+sock)
 	out, errOut, code := p.run("compose", "exec", "-T", "--forward-agent", "web", "sh", "-c", `echo "$SSH_AUTH_SOCK"; /tools/agentlist`)
 	if code != 0 || !strings.Contains(out, "ssh-ed25519 cornus-e2e-key") || !strings.HasPrefix(out, "/run/cornus-agent/") {

@@ -87,6 +87,11 @@ func (s *Server) admitBuild(r *http.Request, tenant, project string, req api.Bui
 		if err := builder.Check(s.hostPolicy, name, *a.Build); err != nil {
 			return p, err
 		}
+		for _, c := range append(slices.Clone(a.Build.CacheFrom), a.Build.CacheTo...) {
+			if strings.Contains(c, "type=local") {
+				return p, fmt.Errorf("%w: services.%s.build: cache %q is a directory, which on a server would be the server's: use an inline or registry cache", errdefs.ErrPermissionDenied, name, c)
+			}
+		}
 		for k, v := range a.Build.AdditionalContexts {
 			if strings.HasPrefix(v, "oci-layout://") {
 				return p, fmt.Errorf("%w: services.%s.build.additional_contexts.%s: an OCI layout names a store of this server's: use docker-image:// or a directory", errdefs.ErrPermissionDenied, name, k)

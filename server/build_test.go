@@ -82,6 +82,7 @@ func TestBuildTenancy(t *testing.T) {
 		{"alice's tag", buildProject(t, alices, "FROM "+testImage+"\n", spec.Build{}), errdefs.IsPermissionDenied, "another tenant's"},
 		{"privileged", buildProject(t, "bob-b:1", "FROM "+testImage+"\n", spec.Build{Privileged: true}), errdefs.IsPermissionDenied, "build.privileged"},
 		{"host network", buildProject(t, "bob-c:1", "FROM "+testImage+"\n", spec.Build{Network: spec.BuildNetworkHost}), errdefs.IsPermissionDenied, "build.network"},
+		{"a local cache on the server's disk", buildProject(t, "bob-e:1", "FROM "+testImage+"\n", spec.Build{CacheTo: []string{"type=local,dest=/etc/cornus-x"}}), errdefs.IsPermissionDenied, "is a directory"},
 		{"an OCI layout of the server's", buildProject(t, "bob-d:1", "FROM base\n", spec.Build{AdditionalContexts: map[string]string{"base": "oci-layout://cornus0@sha256:" + strings.Repeat("a", 64)}}), errdefs.IsPermissionDenied, "OCI layout"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

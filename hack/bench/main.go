@@ -44,6 +44,7 @@ type options struct {
 	runs                           int
 	scaleServices, scaleReplicas   int
 	containerd, bare, serve, mount bool
+	builds                         string // the docker-buildx plugin: the build rows' peer
 	incus, incusSock               string
 	kubernetes, kubeconfig         string
 	podman, podmanSock             string
@@ -55,7 +56,7 @@ func parseFlags() options {
 	flag.StringVar(&o.compose, "compose", "", "docker compose binary (standalone)")
 	flag.IntVar(&o.runs, "runs", 7, "runs per measurement (median reported)")
 	flag.StringVar(&o.image, "image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, or scale (the 500-container run of make scale, not part of all)")
+	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
 	flag.IntVar(&o.scaleServices, "scale-services", 50, "services of the scale project")
 	flag.IntVar(&o.scaleReplicas, "scale-replicas", 10, "replicas of each service of the scale project")
 	flag.BoolVar(&o.containerd, "containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
@@ -65,6 +66,7 @@ func parseFlags() options {
 	flag.StringVar(&o.incusSock, "incus-socket", defaultIncusSocket, "the incusd of the incus rows (scripts/incus.sh)")
 	flag.StringVar(&o.kubernetes, "kubernetes", "auto", "also time cornus on the kubernetes backend against kubectl apply + rollout status of the same objects: auto (when -kubeconfig answers), on or off")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", defaultKubeconfig, "the cluster of the kubernetes rows (scripts/k8s.sh)")
+	flag.StringVar(&o.builds, "builds", "", "also time builds: cornus vs docker build with this docker-buildx plugin (scripts/buildx.sh) and docker compose up --build on dockerd, cornus vs podman-compose build on podman, and a remote build's bytes sent")
 	flag.BoolVar(&o.mount, "mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
 	flag.StringVar(&o.podman, "podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
 	flag.StringVar(&o.podmanSock, "podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
@@ -123,6 +125,9 @@ func main() {
 	case "scale":
 		b.scale(o.image, dockerSock, o.scaleServices, o.scaleReplicas, o.runs)
 		return
+	case "build":
+		b.allBuildRows(o)
+		return
 	}
 	ok := true
 	if o.only == "all" || o.only == "proxy" {
@@ -171,6 +176,7 @@ func (b bench) allRows(o options, dockerSock string) {
 		{o.containerd, func() { b.containerdRows(o.image, o.runs) }},
 		{o.bare, func() { b.bareRows(o.runs, t.upD, t.downD) }},
 		{o.mount, func() { mountRows(o.runs) }},
+		{o.builds != "", func() { b.allBuildRows(o) }},
 		{o.serve, func() { b.serveRows(o.image, o.runs) }},
 		{o.podman == "on" || o.podman == "auto" && podmanAnswers(o.podmanSock), func() { b.podmanRows(o.image, o.podmanSock, o.runs) }},
 		{o.kubernetes == "on" || o.kubernetes == "auto" && kubernetesAnswers(o.kubeconfig), func() { b.kubernetesRows(o.kubeconfig, o.runs) }},
