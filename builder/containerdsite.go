@@ -6,12 +6,12 @@ import (
 	"net"
 	"strings"
 
-	"github.com/distribution/reference"
 	controlapi "github.com/moby/buildkit/api/services/control"
 	bkclient "github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/imageref"
 )
 
 // containerdSite is a buildkitd containerd worker on the backend's own
@@ -66,10 +66,7 @@ func (s *containerdSite) close() error {
 func fullNames(tags []string) string {
 	names := make([]string, len(tags))
 	for i, t := range tags {
-		names[i] = strings.TrimSpace(t)
-		if n, err := reference.ParseNormalizedNamed(names[i]); err == nil {
-			names[i] = reference.TagNameOnly(n).String()
-		}
+		names[i] = imageref.Full(strings.TrimSpace(t))
 	}
 	return strings.Join(names, ",")
 }

@@ -3,7 +3,6 @@ package builder
 import (
 	"context"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,19 +24,10 @@ func write(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// walk is the context's walk, sorted.
 func walk(t *testing.T, src *source) []string {
 	t.Helper()
-	var out []string
-	err := src.context.Walk(context.Background(), "", func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		out = append(out, filepath.ToSlash(p))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := walkPaths(t, src.context, "")
 	slices.Sort(out)
 	return out
 }

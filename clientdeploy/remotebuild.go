@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/distribution/reference"
 	"github.com/docker/go-units"
 
 	"github.com/cornus-dev/cornus/builder"
+	"github.com/cornus-dev/cornus/internal/imageref"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -66,21 +66,13 @@ func (se *Session) remoteMissing(ctx context.Context, ref string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	want := normalized(ref)
+	want := imageref.Full(ref)
 	for _, img := range imgs {
 		for _, t := range img.Tags {
-			if normalized(t) == want {
+			if imageref.Full(t) == want {
 				return false, nil
 			}
 		}
 	}
 	return true, nil
-}
-
-func normalized(ref string) string {
-	n, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return ref
-	}
-	return reference.TagNameOnly(n).String()
 }

@@ -313,20 +313,7 @@ func sentBytes(t *testing.T, out string) int64 {
 
 // installBuildx makes docker buildx (v0.38.2, built once and cached by
 // scripts/buildx.sh) the proxy's docker CLI's builder.
-func (p *proxy) installBuildx() {
-	p.t.Helper()
-	out, err := exec.Command("../scripts/buildx.sh").Output()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			p.t.Fatalf("scripts/buildx.sh: %v", err)
-		}
-		p.t.Skipf("docker buildx unavailable (scripts/buildx.sh: %v)", err)
-	}
-	link := filepath.Join(filepath.Dir(p.sock), "config", "cli-plugins", "docker-buildx")
-	if err := os.Symlink(strings.TrimSpace(string(out)), link); err != nil && !os.IsExist(err) {
-		p.t.Fatal(err)
-	}
-}
+func (p *proxy) installBuildx() { p.installPlugin("docker-buildx", "../scripts/buildx.sh") }
 
 // TestProxyBuildx: with docker buildx installed, docker build and docker
 // compose build (bake) speak BuildKit's API to the proxy (/grpc,

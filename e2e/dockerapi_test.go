@@ -95,18 +95,21 @@ func tool(t *testing.T, name, how string) string {
 
 // installCompose makes `docker compose` (v5.6.0, built once and cached by
 // scripts/docker-compose.sh) available to the proxy's docker CLI config.
-func (p *proxy) installCompose() {
+func (p *proxy) installCompose() { p.installPlugin("docker-compose", "../scripts/docker-compose.sh") }
+
+// installPlugin links the docker CLI plugin a script prints (building it
+// once) into the proxy's docker CLI config.
+func (p *proxy) installPlugin(name, script string) {
 	p.t.Helper()
-	out, err := exec.Command("../scripts/docker-compose.sh").Output()
+	out, err := exec.Command(script).Output()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			p.t.Fatalf("scripts/docker-compose.sh: %v", err)
+			p.t.Fatalf("%s: %v", script, err)
 		}
-		p.t.Skipf("docker compose unavailable (scripts/docker-compose.sh: %v)", err)
+		p.t.Skipf("%s unavailable (%s: %v)", name, script, err)
 	}
-	bin := strings.TrimSpace(string(out))
-	link := filepath.Join(filepath.Dir(p.sock), "config", "cli-plugins", "docker-compose")
-	if err := os.Symlink(bin, link); err != nil && !os.IsExist(err) {
+	link := filepath.Join(filepath.Dir(p.sock), "config", "cli-plugins", name)
+	if err := os.Symlink(strings.TrimSpace(string(out)), link); err != nil && !os.IsExist(err) {
 		p.t.Fatal(err)
 	}
 }

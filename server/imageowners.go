@@ -17,6 +17,7 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/imageref"
 )
 
 // Images in the backend's store are shared by every tenant of the server,
@@ -61,13 +62,7 @@ func loadImageOwners(path string) (*imageOwners, error) {
 
 // imageName normalizes a reference (docker.io/library/x:latest), or
 // returns it as it is when it does not parse (an ID).
-func imageName(ref string) string {
-	n, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return ref
-	}
-	return reference.TagNameOnly(n).String()
-}
+func imageName(ref string) string { return imageref.Full(ref) }
 
 func imageKey(id string) string { return strings.TrimPrefix(id, "sha256:") }
 

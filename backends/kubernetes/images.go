@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
-	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/imageref"
 )
 
 // The cluster's nodes pull images themselves. cornus sees them in the
@@ -40,13 +40,7 @@ func (b *Backend) RemoveImage(ctx context.Context, ref string, force bool) error
 }
 
 // normalize is the reference as the runtime names it (docker.io/library/x:latest).
-func normalize(ref string) string {
-	n, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return ref
-	}
-	return reference.TagNameOnly(n).String()
-}
+func normalize(ref string) string { return imageref.Full(ref) }
 
 // InspectImage returns an image some node holds, or NotFound.
 func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image, error) {

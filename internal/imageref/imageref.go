@@ -1,0 +1,24 @@
+// Package imageref is the one reading of an image reference's full name:
+// what every client looks an image up by.
+//
+// It imports nothing of cornus's.
+package imageref
+
+import (
+	"strings"
+
+	"github.com/distribution/reference"
+)
+
+// Full is ref's full name (busybox → docker.io/library/busybox:latest),
+// or ref as it is when it does not parse (an image ID).
+func Full(ref string) string {
+	if strings.HasPrefix(ref, "sha256:") {
+		return ref // an ID, which would parse as the name sha256
+	}
+	n, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return ref
+	}
+	return reference.TagNameOnly(n).String()
+}
