@@ -82,12 +82,30 @@ func (x *Builder) Close() error {
 // built when one of them asks for host power the policy refuses.
 func (x *Builder) Build(ctx context.Context, p spec.Project, names []string, o Options) ([]Result, error) {
 	jobs, err := plan(p, names)
-	if err != nil {
+	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}
-	if len(jobs) == 0 {
-		return nil, nil
+	return x.build(ctx, jobs, o)
+}
+
+// BuildOne builds one image from b, named tags (none: untagged), for a
+// client that is not a project (the Docker API's POST /build); service
+// names the build in progress and errors.
+func (x *Builder) BuildOne(ctx context.Context, service string, b spec.Build, tags []string, platform string, o Options) (Result, error) {
+	platform, err := checkPlatforms(service, platform, b.Platforms)
+	if err != nil {
+		return Result{}, err
 	}
+	rs, err := x.build(ctx, []job{{service: service, build: b, tags: tags, platform: platform}}, o)
+	if len(rs) == 0 {
+		return Result{Service: service, Image: firstTag(tags)}, err
+	}
+	return rs[0], err
+}
+
+// build checks jobs against the policy, then builds them at the
+// backend's site in one display.
+func (x *Builder) build(ctx context.Context, jobs []job, o Options) ([]Result, error) {
 	for _, j := range jobs {
 		if err := policyCheck(o.Policy, j); err != nil {
 			return nil, err
@@ -106,33 +124,6 @@ func (x *Builder) Build(ctx context.Context, p spec.Project, names []string, o O
 		err = derr
 	}
 	return results, err
-}
-
-// BuildOne builds one image from b, named tags (none: untagged), for a
-// client that is not a project (the Docker API's POST /build); service
-// names the build in progress and errors.
-func (x *Builder) BuildOne(ctx context.Context, service string, b spec.Build, tags []string, platform string, o Options) (Result, error) {
-	platform, err := checkPlatforms(service, platform, b.Platforms)
-	if err != nil {
-		return Result{}, err
-	}
-	j := job{service: service, build: b, tags: tags, platform: platform}
-	if err := policyCheck(o.Policy, j); err != nil {
-		return Result{}, err
-	}
-	s, err := x.openSite(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	d, err := newDisplay(ctx, o.Progress, o.Out, false)
-	if err != nil {
-		return Result{}, err
-	}
-	id, err := x.one(ctx, s, j, o, d)
-	if derr := d.wait(); err == nil {
-		err = derr
-	}
-	return Result{Service: service, Image: firstTag(tags), ID: id}, err
 }
 
 // run builds jobs, each once the images it names as contexts are built.
