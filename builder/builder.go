@@ -169,7 +169,7 @@ func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display)
 		return "", err
 	}
 	defer src.cleanup()
-	r := runOf(j, o, x.environ, d)
+	r := run{args: buildArgs(j.build, o), opts: o, display: d}
 	if len(j.build.Extend) > 0 {
 		images, _ := backends.Want[backends.Images](x.backend, backends.FeatureImages, "images")
 		if j.build.Target, err = extend(ctx, j, src, r.args, images); err != nil {
@@ -234,12 +234,7 @@ func solve(ctx context.Context, k kitSite, j job, src *source, r run) (string, e
 type run struct {
 	args    map[string]string // the build's args with the run's overrides
 	opts    Options
-	environ []string
 	display *display
-}
-
-func runOf(j job, o Options, environ []string, d *display) run {
-	return run{args: buildArgs(j.build, o), opts: o, environ: environ, display: d}
 }
 
 // plan orders the builds of names (every service with a build section
