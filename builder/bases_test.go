@@ -1,8 +1,12 @@
 package builder
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/moby/buildkit/frontend/dockerfile/parser"
 )
 
 // TestBaseImages: the images a Dockerfile starts FROM, as the frontend
@@ -39,11 +43,20 @@ func TestBaseImages(t *testing.T) {
 	}
 }
 
-// FuzzBaseImages: no Dockerfile makes the FROM scan panic.
-func FuzzBaseImages(f *testing.F) {
+// FuzzDockerfile: no Dockerfile makes cornus's own readings of it panic
+// (its bases, the context paths it reads, its stages and their users).
+func FuzzDockerfile(f *testing.F) {
 	f.Add("ARG A=x\nFROM $A AS s\nFROM s\n")
 	f.Add("FROM ${A:-b}\n")
+	f.Add("FROM x AS a\nUSER u\nCOPY --from=a /x /y\nCOPY [\"a b\", \"/d/\"]\nRUN --mount=type=bind,source=t,target=/t true\n")
 	f.Fuzz(func(t *testing.T, df string) {
 		_, _ = baseImages([]byte(df), map[string]string{"A": "c"})
+		_, _, _ = contextPaths([]byte(df))
+		if res, err := parser.Parse(strings.NewReader(df)); err == nil {
+			if st, err := parseStages(res, nil); err == nil {
+				_, _ = st.find("a")
+				_ = st.user(context.Background(), len(st.stages)-1, nil)
+			}
+		}
 	})
 }

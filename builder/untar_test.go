@@ -15,7 +15,7 @@ type entry struct {
 	typ              byte
 }
 
-func tarOf(t *testing.T, entries ...entry) *bytes.Buffer {
+func tarOf(t testing.TB, entries ...entry) *bytes.Buffer {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
@@ -86,4 +86,23 @@ func TestExtractContext(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(dir, "link")); err != nil || target != "sub/a" {
 		t.Errorf("link: %q %v: a symlink must stay a link", target, err)
 	}
+}
+
+// FuzzExtractContext: no uploaded context (POST /build) makes the
+// extraction panic or write outside its directory.
+func FuzzExtractContext(f *testing.F) {
+	f.Add(tarOf(f, entry{name: "a", body: "x", typ: tar.TypeReg}, entry{name: "l", link: "/etc", typ: tar.TypeSymlink}, entry{name: "l/x", body: "y", typ: tar.TypeReg}).Bytes())
+	f.Add(tarOf(f, entry{name: "../up", body: "x", typ: tar.TypeReg}).Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "ctx")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_ = ExtractContext(bytes.NewReader(data), dir)
+		entries, err := os.ReadDir(parent)
+		if err != nil || len(entries) != 1 {
+			t.Fatalf("the extraction wrote beside its directory: %v %v", entries, err)
+		}
+	})
 }

@@ -48,6 +48,8 @@ fuzz_targets=(
 	"./caretaker/mount/export FuzzNames 80000x"
 	"./egress FuzzPolicy 200000x"
 	"./server FuzzRouteBodies 10000x"
+	"./builder FuzzDockerfile 100000x"
+	"./builder FuzzExtractContext 20000x"
 )
 
 stages=()    # in the order they ran (or were skipped)
