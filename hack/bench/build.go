@@ -186,7 +186,13 @@ func (b bench) podmanBuildRows(image, sock string, runs int) {
 			pair[(i+k)%len(pair)]()
 		}
 	}
-	fmt.Printf("builds on podman: cornus vs podman-compose build (%s), %d runs each, medians:\n\n", strings.TrimSpace(b.outEnv(peerEnv, pc, "version")), runs)
+	version := "podman-compose"
+	for _, l := range strings.Split(b.outEnv(peerEnv, pc, "version"), "\n") {
+		if strings.Contains(l, "podman-compose") {
+			version = strings.TrimSpace(l)
+		}
+	}
+	fmt.Printf("builds on podman: cornus vs podman-compose build (%s), %d runs each, medians:\n\n", version, runs)
 	row("build, no cache", coldC, coldP, 1.0)
 	row("build, cached", warmC, warmP, 1.0)
 }
