@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -224,6 +225,21 @@ type Image struct {
 	Healthcheck  *spec.Healthcheck
 	Architecture string
 	OS           string
+	// OnBuild are the image's ONBUILD triggers (Docker's config
+	// extension): instructions a build FROM it runs first.
+	OnBuild []string
+}
+
+// OnBuildOf reads the ONBUILD triggers of an image config (OCI or
+// Docker JSON; the OCI schema has no field for them).
+func OnBuildOf(config []byte) []string {
+	var c struct {
+		Config struct {
+			OnBuild []string `json:"OnBuild"`
+		} `json:"config"`
+	}
+	_ = json.Unmarshal(config, &c) // a config that does not parse has none
+	return c.Config.OnBuild
 }
 
 // PullProgress is one progress event of a pull.

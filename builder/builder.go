@@ -36,9 +36,15 @@ type Options struct {
 	// LocalFiles with the Builder's environment).
 	Files Files
 	// CheckImage, when set, is asked about each image a build reads (its
-	// FROM lines', its docker-image:// contexts') before it starts: a
-	// server refuses another tenant's.
+	// Dockerfile's FROM, COPY --from and mounts, the ONBUILD triggers of
+	// those, its docker-image:// contexts) before it starts: a server
+	// refuses another tenant's.
 	CheckImage func(ctx context.Context, service, ref string) error
+	// Tenant, when set, is whom the builds are for on a builder that
+	// builds for others too (cornus serve): its cache mounts are its
+	// own, and what would let a build escape CheckImage is refused
+	// (tenantRules).
+	Tenant string
 }
 
 // Result is one built image.
@@ -170,27 +176,46 @@ func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display)
 	}
 	defer src.cleanup()
 	r := run{args: buildArgs(j.build, o), opts: o, display: d}
+	if err := x.admit(ctx, j, src, r); err != nil {
+		return "", err
+	}
 	if len(j.build.Extend) > 0 {
 		images, _ := backends.Want[backends.Images](x.backend, backends.FeatureImages, "images")
 		if j.build.Target, err = extend(ctx, j, src, r.args, images); err != nil {
 			return "", err
 		}
-	}
-	if o.CheckImage != nil {
-		if err := checkImages(ctx, j, src, r.args, o.CheckImage); err != nil {
+		if err := x.admit(ctx, j, src, r); err != nil { // the stages added read images too
 			return "", err
 		}
 	}
 	return s.build(ctx, j, src, r)
 }
 
-// checkImages asks check about every image j reads.
-func checkImages(ctx context.Context, j job, src *source, args map[string]string, check func(ctx context.Context, service, ref string) error) error {
+// admit checks the Dockerfile src holds (pinned: what the builder
+// reads) against the run's tenant rules and its images against
+// CheckImage.
+func (x *Builder) admit(ctx context.Context, j job, src *source, r run) error {
+	if r.opts.Tenant != "" {
+		if err := tenantRules(j, src, r.args); err != nil {
+			return err
+		}
+	}
+	if r.opts.CheckImage != nil {
+		return x.checkImages(ctx, j, src, r.args, r.opts.CheckImage)
+	}
+	return nil
+}
+
+// checkImages asks check about every image j reads: those its
+// Dockerfile names, and those the ONBUILD triggers of the images it
+// reads name (run by the frontend as if written in the Dockerfile).
+func (x *Builder) checkImages(ctx context.Context, j job, src *source, args map[string]string, check func(ctx context.Context, service, ref string) error) error {
 	df, err := readDockerfile(src)
 	if err != nil {
 		return err
 	}
-	refs, err := baseImages(df, args)
+	fargs := frontendArgs(j, args)
+	refs, err := imagesRead(df, fargs)
 	if err != nil {
 		return err
 	}
@@ -199,9 +224,37 @@ func checkImages(ctx context.Context, j job, src *source, args map[string]string
 			refs = append(refs, ref)
 		}
 	}
+	images, _ := backends.Want[backends.Images](x.backend, backends.FeatureImages, "images")
 	for _, ref := range refs {
 		if err := check(ctx, j.service, ref); err != nil {
 			return err
+		}
+		if images == nil {
+			continue
+		}
+		img, err := images.InspectImage(ctx, ref)
+		if errdefs.IsNotFound(err) {
+			continue // not in the store: no triggers of its run here
+		}
+		if err != nil {
+			return fmt.Errorf("image %s: %w", ref, err)
+		}
+		if len(img.OnBuild) == 0 {
+			continue
+		}
+		// The triggers, read after the Dockerfile: its stages are theirs.
+		withTriggers := append(slices.Clone(df), "\n"+strings.Join(img.OnBuild, "\n")+"\n"...)
+		triggered, err := imagesRead(withTriggers, fargs)
+		if err != nil {
+			return fmt.Errorf("image %s: its ONBUILD triggers: %w", ref, err)
+		}
+		for _, t := range triggered {
+			if slices.Contains(refs, t) {
+				continue
+			}
+			if err := check(ctx, j.service, t); err != nil {
+				return fmt.Errorf("image %s: its ONBUILD triggers: %w", ref, err)
+			}
 		}
 	}
 	return nil

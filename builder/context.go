@@ -80,6 +80,11 @@ func openSource(ctx context.Context, files Files, b spec.Build) (_ *source, err 
 		return nil, err
 	}
 	s.excludes = excludes
+	if b.DockerfileInline == "" {
+		if err := s.pinDockerfile(); err != nil {
+			return nil, err
+		}
+	}
 	if ignore != ".dockerignore" {
 		// The Dockerfile's own ignore file replaces .dockerignore; hide
 		// that one from a frontend too old to know the difference.
@@ -92,6 +97,17 @@ func openSource(ctx context.Context, files Files, b spec.Build) (_ *source, err 
 		return nil, err
 	}
 	return s, nil
+}
+
+// pinDockerfile reads the Dockerfile once and makes that copy the one
+// every later reader sees (the checks, the builder): a client serving
+// its files cannot show a check one Dockerfile and the builder another.
+func (s *source) pinDockerfile() error {
+	data, err := readDockerfile(s)
+	if err != nil {
+		return err
+	}
+	return s.replaceDockerfile(string(data))
 }
 
 // dir opens a directory of the client's, released with the source.

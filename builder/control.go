@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/containerd/errdefs"
@@ -127,11 +129,19 @@ type controlProxy struct {
 
 const solveMethod = "/moby.buildkit.v1.Control/Solve"
 
+// forwarded are the services a BuildKit client calls: its control API,
+// the gateway a client-side frontend (docker buildx) drives, health.
+// Nothing else reaches the site, however the method is spelled.
+var forwarded = []string{"/moby.buildkit.v1.Control/", "/moby.buildkit.v1.frontend.LLBBridge/", "/grpc.health.v1.Health/"}
+
 // forward relays one call, its messages both ways.
 func (p *controlProxy) forward(_ any, ss grpc.ServerStream) error {
 	method, ok := grpc.MethodFromServerStream(ss)
 	if !ok {
 		return status.Error(codes.Internal, "no method")
+	}
+	if !slices.ContainsFunc(forwarded, func(svc string) bool { return strings.HasPrefix(method, svc) }) {
+		return status.Errorf(codes.Unimplemented, "%s: not a BuildKit method cornus forwards", method)
 	}
 	// A solve is read and checked before the site hears of it: a refusal
 	// is the client's answer.

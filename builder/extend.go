@@ -2,6 +2,7 @@ package builder
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -83,7 +84,8 @@ func (s *source) replaceDockerfile(text string) error {
 		return err
 	}
 	s.onCleanup(func() { _ = os.RemoveAll(tmp) })
-	if err := os.WriteFile(filepath.Join(tmp, "Dockerfile"), []byte(text), 0o600); err != nil {
+	name := cmp.Or(s.filename, "Dockerfile") // errors name the file the user wrote
+	if err := os.WriteFile(filepath.Join(tmp, name), []byte(text), 0o600); err != nil {
 		return err
 	}
 	fs, root, err := rootFS(tmp)
@@ -91,7 +93,7 @@ func (s *source) replaceDockerfile(text string) error {
 		return err
 	}
 	s.onCleanup(func() { _ = root.Close() })
-	s.dockerfile, s.filename = fs, "Dockerfile"
+	s.dockerfile, s.filename = fs, name
 	return nil
 }
 

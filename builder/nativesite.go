@@ -1,12 +1,14 @@
 package builder
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/containerd/errdefs"
 	"github.com/tonistiigi/fsutil"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -36,6 +38,11 @@ func (s *nativeSite) build(ctx context.Context, j job, src *source, r run) (stri
 	df, err := readDockerfile(src)
 	if err != nil {
 		return "", err
+	}
+	if r.opts.Tenant != "" {
+		if cache, err := hasCacheMount(df); err != nil || cache {
+			return "", cmp.Or(err, fmt.Errorf("services.%s.build: RUN --mount=type=cache: this backend's builder shares cache mounts between every build it runs, so on a server one tenant's would be another's; remove the cache mount: %w", j.service, errdefs.ErrPermissionDenied))
+		}
 	}
 	extras := []extraFile{
 		{name: nativeDir + "/Dockerfile", data: df},

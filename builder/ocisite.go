@@ -53,9 +53,10 @@ func (s *ociSite) build(ctx context.Context, j job, src *source, r run) (string,
 
 func (s *ociSite) client(context.Context) (*bkclient.Client, error) { return s.c, nil }
 
-// prepare hands the build every base image the backend's store has, as
-// an OCI layout named context; a base it does not have is left to the
-// builder (a registry, when one is reachable).
+// prepare hands the build every image it reads (FROM, COPY --from, RUN
+// --mount from=) that the backend's store has, as an OCI layout named
+// context; one it does not have is left to the builder (a registry,
+// when one is reachable).
 func (s *ociSite) prepare(ctx context.Context, j job, src *source, args map[string]string) error {
 	if s.content == nil {
 		return nil
@@ -64,7 +65,7 @@ func (s *ociSite) prepare(ctx context.Context, j job, src *source, args map[stri
 	if err != nil {
 		return err
 	}
-	bases, err := baseImages(df, args)
+	images, err := imagesRead(df, frontendArgs(j, args))
 	if err != nil {
 		return err
 	}
@@ -75,12 +76,13 @@ func (s *ociSite) prepare(ctx context.Context, j job, src *source, args map[stri
 			}
 		}
 	}
-	for _, ref := range bases {
+	for _, ref := range images {
 		key, err := contextKey(ref)
 		if err != nil {
-			return fmt.Errorf("FROM %s: %w", ref, err)
+			return fmt.Errorf("image %s: %w", ref, err)
 		}
-		if _, named := src.refs[key]; named {
+		_, dir := src.named[key]
+		if _, named := src.refs[key]; named || dir {
 			continue // an additional context of that name wins, as in docker build
 		}
 		if err := s.handOver(ctx, src, key, ref); err != nil {

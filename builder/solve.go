@@ -2,7 +2,9 @@ package builder
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,6 +43,12 @@ func solveOpt(j job, src *source, o Options) (bkclient.SolveOpt, error) {
 	for k, v := range b.Labels {
 		attrs["label:"+k] = v
 	}
+	if o.Tenant != "" {
+		attrs["build-arg:"+argCacheNS] = cacheNamespace(o.Tenant)
+		// What the frontend sets when it forwards to another: a second
+		// guard, beside tenantRules, that it runs no frontend image.
+		attrs["cmdline"] = ""
+	}
 	if b.NoCache || o.NoCache {
 		attrs["no-cache"] = ""
 	}
@@ -53,7 +61,14 @@ func solveOpt(j job, src *source, o Options) (bkclient.SolveOpt, error) {
 	if p := j.platform; p != "" {
 		attrs["platform"] = p
 	}
-	if hs := extraHosts(b.ExtraHosts); len(hs) > 0 {
+	hs := extraHosts(b.ExtraHosts)
+	if o.Tenant != "" {
+		// Every RUN step's definition (its cache key) then names the
+		// tenant: a step's cached result, which may hold what a secret
+		// mount gave it, is never another tenant's cache hit.
+		hs = append(hs, tenantHost(o.Tenant)+"=127.0.0.1")
+	}
+	if len(hs) > 0 {
 		attrs["add-hosts"] = strings.Join(hs, ",")
 	}
 	if b.Network == spec.BuildNetworkNone || b.Network == spec.BuildNetworkHost {
@@ -65,6 +80,7 @@ func solveOpt(j job, src *source, o Options) (bkclient.SolveOpt, error) {
 	opt := bkclient.SolveOpt{
 		Frontend:      "dockerfile.v0",
 		FrontendAttrs: attrs,
+		SharedKey:     sharedKey(o.Tenant, b.Context),
 		LocalMounts:   map[string]fsutil.FS{localContext: src.context, localDockerfile: src.dockerfile},
 		Session:       []session.Attachable{secretsprovider.NewSecretProvider(secretStore{b, src.files})},
 	}
@@ -175,6 +191,25 @@ func cacheEntries(specs []string, pathKey string) ([]bkclient.CacheOptionsEntry,
 	return out, nil
 }
 
+// LocalCaches are b's cache_from and cache_to entries of type local: a
+// directory of the machine the build runs from, which a server (or a
+// daemon serving other users) must not read or write on a client's
+// behalf.
+func LocalCaches(b spec.Build) []string {
+	var out []string
+	for _, l := range []struct {
+		specs   []string
+		pathKey string
+	}{{b.CacheFrom, "src"}, {b.CacheTo, "dest"}} {
+		for _, c := range l.specs {
+			if es, err := cacheEntries([]string{c}, l.pathKey); err != nil || es[0].Type == "local" {
+				out = append(out, c) // an entry that does not parse is not taken either
+			}
+		}
+	}
+	return out
+}
+
 // secretStore answers a build's secret requests from the client's files
 // and environment (Files), read when the build asks and never stored.
 type secretStore struct {
@@ -197,4 +232,20 @@ func lookupEnv(environ []string, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// tenantHost is the host name a tenant's RUN steps resolve (to
+// localhost), which keeps their cache keys apart from other tenants'.
+func tenantHost(tenant string) string {
+	h := sha256.Sum256([]byte("cornus-tenant\x00" + tenant))
+	return "cornus-tenant-" + hex.EncodeToString(h[:6])
+}
+
+// sharedKey names what BuildKit keeps of a build's local sources between
+// builds (the last copy of a context, sent again as a diff): one per
+// tenant and context directory, so no build's diff is taken against
+// another tenant's files.
+func sharedKey(tenant, context string) string {
+	h := sha256.Sum256([]byte(tenant + "\x00" + context))
+	return hex.EncodeToString(h[:16])
 }

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/cornus-dev/cornus/spec"
@@ -56,6 +57,24 @@ func TestSolveOpt(t *testing.T) {
 	}
 	if len(opt.Session) != 2 { // secrets and ssh
 		t.Errorf("session attachables: %d", len(opt.Session))
+	}
+	// For a tenant of a server: its own cache mounts and local-source
+	// state, and no frontend forwarding.
+	tenant, err := solveOpt(job{service: "web", build: b}, src, Options{Tenant: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tenant.FrontendAttrs["build-arg:BUILDKIT_CACHE_MOUNT_NS"]; got != "cornus-tenant/alice" {
+		t.Errorf("cache mount namespace: %q", got)
+	}
+	if _, ok := tenant.FrontendAttrs["cmdline"]; !ok {
+		t.Error("a tenant's build may forward to a frontend image")
+	}
+	if got := tenant.FrontendAttrs["add-hosts"]; !strings.HasSuffix(got, ","+tenantHost("alice")+"=127.0.0.1") {
+		t.Errorf("a tenant's RUN steps share other tenants' cache keys: add-hosts %q", got)
+	}
+	if tenant.SharedKey == opt.SharedKey || tenant.SharedKey == "" {
+		t.Errorf("shared keys: a tenant's %q, another's %q", tenant.SharedKey, opt.SharedKey)
 	}
 	if _, err := cacheEntries([]string{"type=s3,bucket=x"}, "src"); err == nil {
 		t.Error("an unsupported cache type was taken")

@@ -51,6 +51,10 @@ func (s *Server) imageBuild(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.Context = dir
+	if b.Dockerfile, err = insideContext(dir, b.Dockerfile); err != nil {
+		writeError(w, invalidParam("dockerfile: %v", err))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	flush(w)
@@ -128,8 +132,33 @@ func buildOptions(q map[string][]string) (spec.Build, []string, error) {
 		if err := json.Unmarshal([]byte(v), &b.CacheFrom); err != nil {
 			return b, nil, invalidParam("cachefrom: %v", err)
 		}
+		// A directory would be read by this daemon, as itself.
+		if local := builder.LocalCaches(b); len(local) > 0 {
+			return b, nil, invalidParam("cachefrom %q: a local cache is a directory of the daemon's; name an image (or an inline cache's)", local[0])
+		}
 	}
 	return b, q["t"], nil
+}
+
+// insideContext is the Dockerfile's path with its directory resolved in
+// the extracted context dir: a symlink the context holds must not lead
+// the builder to a directory of this machine's ("" stays "").
+func insideContext(dir, dockerfile string) (string, error) {
+	if dockerfile == "" {
+		return "", nil
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	sub, err := filepath.EvalSymlinks(filepath.Join(realDir, filepath.Dir(dockerfile)))
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(realDir, sub); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s leaves the context (through a symlink)", dockerfile)
+	}
+	return filepath.Join(sub, filepath.Base(dockerfile)), nil
 }
 
 // decodeNullable reads a JSON object whose values may be null (an unset

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,12 +29,13 @@ func TestBuildOptions(t *testing.T) {
 		t.Fatalf("got %+v %v", b, tags)
 	}
 	for query, want := range map[string]string{
-		"dockerfile=../../etc/passwd": "dockerfile must be a path inside the context",
-		"dockerfile=/etc/passwd":      "dockerfile must be a path inside the context",
-		"networkmode=container:x":     `networkmode "container:x"`,
-		"extrahosts=nocolon":          `extrahosts "nocolon"`,
-		"buildargs={":                 "buildargs",
-		"shmsize=-1":                  `shmsize "-1"`,
+		"dockerfile=../../etc/passwd":               "dockerfile must be a path inside the context",
+		"dockerfile=/etc/passwd":                    "dockerfile must be a path inside the context",
+		"networkmode=container:x":                   `networkmode "container:x"`,
+		"extrahosts=nocolon":                        `extrahosts "nocolon"`,
+		"buildargs={":                               "buildargs",
+		"shmsize=-1":                                `shmsize "-1"`,
+		`cachefrom=["type=local,src=/root/.cache"]`: "a local cache is a directory of the daemon's",
 	} {
 		q, _ := url.ParseQuery(query)
 		if _, _, err := buildOptions(q); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), want) {
@@ -54,5 +57,32 @@ func TestBuildHostPower(t *testing.T) {
 	}
 	if n := body.read.Load(); n != 0 {
 		t.Fatalf("the refused build read %d bytes of its context", n)
+	}
+}
+
+// TestInsideContext: the Dockerfile's directory is resolved inside the
+// uploaded context; a symlink the context holds that leads out of it (to
+// a directory of the daemon's machine) is refused, one that stays in is
+// followed.
+func TestInsideContext(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"out": "/etc", "in": "sub", "up": "../"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, df := range []string{"out/passwd", "up/x/Dockerfile", "in/../out/passwd"} {
+		if got, err := insideContext(dir, df); err == nil {
+			t.Errorf("%s: resolved to %s, want a refusal", df, got)
+		}
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	for df, want := range map[string]string{"in/Dockerfile": filepath.Join(real, "sub", "Dockerfile"), "Dockerfile": filepath.Join(real, "Dockerfile"), "": ""} {
+		if got, err := insideContext(dir, df); err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", df, got, err, want)
+		}
 	}
 }

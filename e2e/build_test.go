@@ -423,3 +423,57 @@ func TestBuildSSH(t *testing.T) {
 		})
 	}
 }
+
+// TestServerBuildTenants: two tenants of one cornus serve build on the
+// lane's backend. A cache mount outlives a build on the builder: alice's
+// second build sees what her first left in it (so the check can fail),
+// bob's, naming the same cache, sees nothing of hers; a builder that
+// cannot keep tenants' caches apart refuses cache mounts on a server.
+// bob cannot read alice's image with COPY --from (issue 24 item 6).
+func TestServerBuildTenants(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	dir := t.TempDir()
+	srv := startServer(t, dir)
+	out, err := exec.Command(cornusBin, "token", "create", "--tokens-file", filepath.Join(dir, "tokens"), "bob").Output()
+	if err != nil {
+		t.Fatalf("bob's token: %v", err)
+	}
+	alice, bob := srv.env(), []string{"CORNUS_SERVER=" + srv.url, "CORNUS_TOKEN=" + strings.TrimSpace(string(out))}
+	mark := uniqueName("m")
+	build := func(env []string, df string) (string, string, int) {
+		p := newProject(t, "services:\n  app:\n    build: ./app\n    command: [\"true\"]\n", env...)
+		writeFiles(t, p.dir, map[string]string{"app/Dockerfile": df})
+		t.Cleanup(func() { removeImage(b, p.name+"-app") })
+		_, errOut, code := p.run("compose", "--progress", "plain", "build")
+		return p.name + "-app", errOut, code
+	}
+	cache := "FROM " + image + "\nRUN --mount=type=cache,id=shared,target=/c "
+	alicesImage, errOut, code := build(alice, cache+"sh -c 'echo alice > /c/"+mark+"'\n")
+	if why, gap := b.Capabilities().Gap("build"); gap {
+		if code == 0 || !strings.Contains(errOut, why) {
+			t.Fatalf("declared gap: build exit %d, want a refusal saying %q:\n%s", code, why, errOut)
+		}
+		return
+	}
+	if code != 0 && strings.Contains(errOut, "shares cache mounts") {
+		t.Logf("the %s builder refuses cache mounts on a server", b.Name())
+		alicesImage, errOut, code = build(alice, "FROM "+image+"\nRUN echo alice > /"+mark+"\n")
+	} else {
+		if code != 0 {
+			t.Fatalf("alice's build with a cache mount: exit %d\n%s", code, errOut)
+		}
+		if _, errOut, code := build(alice, cache+"test -e /c/"+mark+"\n"); code != 0 {
+			t.Fatalf("alice's second build does not see her cache: exit %d\n%s", code, errOut)
+		}
+		if _, errOut, code := build(bob, cache+"test ! -e /c/"+mark+"\n"); code != 0 {
+			t.Fatalf("bob's build sees alice's cache: exit %d\n%s", code, errOut)
+		}
+	}
+	if code != 0 {
+		t.Fatalf("alice's build: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := build(bob, "FROM "+image+"\nCOPY --from="+alicesImage+" / /alice\n"); code == 0 || !strings.Contains(errOut, "another tenant's") {
+		t.Fatalf("bob's COPY --from alice's image: exit %d, want a refusal naming another tenant's image\n%s", code, errOut)
+	}
+}

@@ -46,9 +46,9 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, id identity) {
 	adm := &admission{ctx: r.Context(), tenant: id.tenant, p: p}
 	res, err := s.builder.Build(r.Context(), p, req.Services, builder.Options{
 		NoCache: req.NoCache, Pull: req.Pull, Args: req.Args, Progress: "json", Out: &buildLines{f: f},
-		Policy: s.hostPolicy, Files: remoteFiles{sess: sess, build: req.BuildID},
+		Policy: s.hostPolicy, Files: newRemoteFiles(sess, req.BuildID), Tenant: id.tenant,
 		CheckImage: func(_ context.Context, service, ref string) error {
-			return s.checkImageRef(adm, "services."+service+".build: FROM", ref)
+			return s.checkImageRef(adm, "services."+service+".build: the Dockerfile reads", ref)
 		},
 	})
 	out := api.BuildResult{Images: []api.BuiltImage{}}
@@ -79,6 +79,7 @@ func (s *Server) admitBuild(r *http.Request, tenant, project string, req api.Bui
 	if err != nil {
 		return p, err
 	}
+	var tags []string
 	for _, name := range p.ServiceNames() {
 		a := p.Services[name]
 		if a.Build == nil || (len(req.Services) > 0 && !slices.Contains(req.Services, name)) {
@@ -87,10 +88,8 @@ func (s *Server) admitBuild(r *http.Request, tenant, project string, req api.Bui
 		if err := builder.Check(s.hostPolicy, name, *a.Build); err != nil {
 			return p, err
 		}
-		for _, c := range append(slices.Clone(a.Build.CacheFrom), a.Build.CacheTo...) {
-			if strings.Contains(c, "type=local") {
-				return p, fmt.Errorf("%w: services.%s.build: cache %q is a directory, which on a server would be the server's: use an inline or registry cache", errdefs.ErrPermissionDenied, name, c)
-			}
+		if local := builder.LocalCaches(*a.Build); len(local) > 0 {
+			return p, fmt.Errorf("%w: services.%s.build: cache %q is a directory, which on a server would be the server's: use an inline or registry cache", errdefs.ErrPermissionDenied, name, local[0])
 		}
 		for k, v := range a.Build.AdditionalContexts {
 			if strings.HasPrefix(v, "oci-layout://") {
@@ -101,9 +100,12 @@ func (s *Server) admitBuild(r *http.Request, tenant, project string, req api.Bui
 			if err := s.mayTag(r, tenant, imgs, tag, nil); err != nil {
 				return p, fmt.Errorf("services.%s.build: %w", name, err)
 			}
+			tags = append(tags, tag)
 		}
 	}
-	return p, nil
+	// Claimed now, not when the build ends: another tenant admitted to
+	// build one of these names meanwhile is refused.
+	return p, s.imageOwners.claim(tenant, tags)
 }
 
 // buildLines carries the build's progress lines (BuildKit's JSON status,

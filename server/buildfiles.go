@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/containerd/errdefs"
@@ -28,6 +29,21 @@ import (
 type remoteFiles struct {
 	sess  *session
 	build string
+	// sent bounds all a build's files and walks (as a tar context is
+	// bounded): a client cannot fill the server's memory or disk.
+	sent *api.Budget
+}
+
+// Bounds of what a client sends a build.
+const (
+	maxBuildBytes  = 8 << 30 // files and walks
+	maxSecretBytes = 8 << 20 // one secret (as secret files are bounded)
+	maxWalkLine    = 1 << 20 // one entry of a walk
+	maxWalkEntries = 1 << 20 // one walk
+)
+
+func newRemoteFiles(sess *session, build string) remoteFiles {
+	return remoteFiles{sess: sess, build: build, sent: api.NewBudget("the build's files", maxBuildBytes)}
 }
 
 var _ builder.Files = remoteFiles{}
@@ -42,8 +58,8 @@ func (f remoteFiles) open(ctx context.Context, b api.BuildOpen) (net.Conn, error
 	return c, nil
 }
 
-func (f remoteFiles) Dir(_ context.Context, dir string, excludes []string) (fsutil.FS, func(), error) {
-	return remoteFS{f: f, dir: dir, excludes: excludes}, func() {}, nil
+func (f remoteFiles) Dir(ctx context.Context, dir string, excludes []string) (fsutil.FS, func(), error) {
+	return remoteFS{ctx: ctx, f: f, dir: dir, excludes: excludes}, func() {}, nil
 }
 
 func (f remoteFiles) Secret(ctx context.Context, s spec.BuildSecret) ([]byte, error) {
@@ -52,7 +68,11 @@ func (f remoteFiles) Secret(ctx context.Context, s spec.BuildSecret) ([]byte, er
 		return nil, fmt.Errorf("secret %s: %w", s.ID, err)
 	}
 	defer c.Close()
-	return io.ReadAll(io.LimitReader(c, maxSecretBytes))
+	data, err := io.ReadAll(&api.ChunkReader{R: c, Limit: api.NewBudget("secret "+s.ID, maxSecretBytes)})
+	if err != nil {
+		return nil, fmt.Errorf("secret %s: %w", s.ID, err)
+	}
+	return data, nil
 }
 
 func (f remoteFiles) Agent(ctx context.Context, e spec.BuildSSH) (net.Conn, error) {
@@ -63,24 +83,33 @@ func (f remoteFiles) Agent(ctx context.Context, e spec.BuildSSH) (net.Conn, erro
 	return c, nil
 }
 
-// maxSecretBytes bounds a build secret (as secret files are bounded).
-const maxSecretBytes = 8 << 20
-
 // remoteFS is a directory of the client's, walked and read over the
 // session; the client applies excludes.
 type remoteFS struct {
+	ctx      context.Context // the build's: a client that stalls ends with it
 	f        remoteFiles
 	dir      string
 	excludes []string
 }
 
 func (r remoteFS) Open(p string) (io.ReadCloser, error) {
-	c, err := r.f.open(context.Background(), api.BuildOpen{Kind: api.BuildOpenFile, Dir: r.dir, Excludes: r.excludes, Path: p})
+	c, err := r.f.open(r.ctx, api.BuildOpen{Kind: api.BuildOpenFile, Dir: r.dir, Excludes: r.excludes, Path: p})
 	if errdefs.IsNotFound(err) {
 		return nil, fmt.Errorf("open %s: %w", p, fs.ErrNotExist)
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	return chunked{ChunkReader: &api.ChunkReader{R: c, Limit: r.f.sent}, c: c}, nil
 }
+
+// chunked is a file's content as its client sends it.
+type chunked struct {
+	*api.ChunkReader
+	c net.Conn
+}
+
+func (c chunked) Close() error { return c.c.Close() }
 
 // Walk reads the client's walk of target: a stat a line. A SkipDir from
 // fn passes over what the client sends below that directory.
@@ -93,11 +122,11 @@ func (r remoteFS) Walk(ctx context.Context, target string, fn fs.WalkDirFunc) er
 		return err
 	}
 	defer c.Close()
-	dec := json.NewDecoder(bufio.NewReader(c))
+	br := bufio.NewReaderSize(c, 64<<10)
 	var skip []string
-	for {
-		var e api.BuildEntry
-		if err := dec.Decode(&e); err != nil {
+	for n := 0; ; n++ {
+		e, err := r.entry(br, n)
+		if err != nil {
 			return fmt.Errorf("walk %s: %w", r.dir, err)
 		}
 		if e.End {
@@ -110,10 +139,13 @@ func (r remoteFS) Walk(ctx context.Context, target string, fn fs.WalkDirFunc) er
 		if err := json.Unmarshal(e.Stat, &st); err != nil {
 			return fmt.Errorf("walk %s: %w", r.dir, err)
 		}
+		if err := walkable(&st); err != nil {
+			return fmt.Errorf("walk %s: %w", r.dir, err)
+		}
 		if skipped(skip, st.Path) {
 			continue
 		}
-		err := fn(st.Path, &fsutil.DirEntryInfo{Stat: &st}, nil)
+		err = fn(st.Path, &fsutil.DirEntryInfo{Stat: &st}, nil)
 		switch {
 		case errors.Is(err, fs.SkipAll):
 			return nil
@@ -125,6 +157,49 @@ func (r remoteFS) Walk(ctx context.Context, target string, fn fs.WalkDirFunc) er
 			return err
 		}
 	}
+}
+
+// entry reads the nth entry of a walk, bounded in size and number.
+func (r remoteFS) entry(br *bufio.Reader, n int) (api.BuildEntry, error) {
+	var e api.BuildEntry
+	if n > maxWalkEntries {
+		return e, fmt.Errorf("more than %d entries: %w", maxWalkEntries, errdefs.ErrResourceExhausted)
+	}
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxWalkLine {
+			return e, fmt.Errorf("an entry longer than %d bytes: %w", maxWalkLine, errdefs.ErrResourceExhausted)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return e, err
+		}
+		break
+	}
+	if err := r.f.sent.Take(int64(len(line))); err != nil {
+		return e, err
+	}
+	err := json.Unmarshal(line, &e)
+	return e, err
+}
+
+// walkable refuses an entry a build's files cannot hold: a path that is
+// not clean and relative (a receiver would write it elsewhere), or a
+// file that is not a directory, a regular file or a symlink (a device
+// node made on the server's disk).
+func walkable(st *types.Stat) error {
+	if !filepath.IsLocal(st.Path) || path.Clean(st.Path) != st.Path {
+		return fmt.Errorf("entry %q: not a clean relative path: %w", st.Path, errdefs.ErrInvalidArgument)
+	}
+	switch fs.FileMode(st.Mode).Type() {
+	case 0, fs.ModeDir, fs.ModeSymlink:
+		return nil
+	}
+	return fmt.Errorf("entry %s: mode %v: only directories, regular files and symlinks are sent: %w", st.Path, fs.FileMode(st.Mode), errdefs.ErrInvalidArgument)
 }
 
 func skipped(prefixes []string, p string) bool {

@@ -105,18 +105,49 @@ func (o *imageOwners) record(tenant string, names []string, ids []string) error 
 	return writeFileAtomic(o.path, o.f)
 }
 
-// visible reports whether tenant may see and use img: no other tenant's
-// tag is on it, and it is the tenant's own or nobody's.
+// visible reports whether tenant may see and use img: one of its tags is
+// the tenant's own or nobody's (the operator's, shared by all: another
+// tenant's tag on the same image, as a build that adds nothing to its
+// base makes, hides it from no one); an untagged image, when the tenant
+// loaded it or no tenant did.
 func (o *imageOwners) visible(tenant string, img backends.Image) bool {
+	if len(img.Tags) > 0 {
+		return len(o.visibleTags(tenant, img)) > 0
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, t := range img.Tags {
-		if owner := o.f.Tags[imageName(t)]; owner != "" && owner != tenant {
-			return false
-		}
-	}
 	ids := o.f.IDs[imageKey(img.ID)]
 	return len(ids) == 0 || slices.Contains(ids, tenant)
+}
+
+// visibleTags are img's tags tenant may see: its own and nobody's.
+func (o *imageOwners) visibleTags(tenant string, img backends.Image) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, t := range img.Tags {
+		if owner := o.f.Tags[imageName(t)]; owner == "" || owner == tenant {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// claim makes names tenant's before anything is written under them,
+// refusing any another tenant holds: of two tenants admitted to write
+// one new name at once, the second is refused here.
+func (o *imageOwners) claim(tenant string, names []string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, n := range names {
+		if owner := o.f.Tags[imageName(n)]; owner != "" && owner != tenant {
+			return fmt.Errorf("%w: image %s is another tenant's: use another name", errdefs.ErrPermissionDenied, n)
+		}
+	}
+	for _, n := range names {
+		o.f.Tags[imageName(n)] = tenant
+	}
+	return writeFileAtomic(o.path, o.f)
 }
 
 // checkRef refuses an image reference in tenant's spec that names
@@ -134,8 +165,11 @@ func (s *Server) checkImageRef(r *admission, at, ref string) error {
 		return nil
 	}
 	img, err := imgs.InspectImage(r.ctx, ref)
-	if err != nil {
+	if errdefs.IsNotFound(err) {
 		return nil // not here: pulled, or the up fails naming it
+	}
+	if err != nil { // unknown is not the tenant's
+		return fmt.Errorf("%s: image %s: %w", at, ref, err)
 	}
 	if !s.imageOwners.visible(r.tenant, img) {
 		return fmt.Errorf("%w: %s: image %s is another tenant's", errdefs.ErrPermissionDenied, at, ref)

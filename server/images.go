@@ -29,6 +29,9 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request, id identity)
 	out := []backends.Image{}
 	for _, img := range list {
 		if s.imageOwners.visible(id.tenant, img) {
+			if len(img.Tags) > 0 {
+				img.Tags = s.imageOwners.visibleTags(id.tenant, img) // not another tenant's names
+			}
 			out = append(out, img)
 		}
 	}
@@ -64,6 +67,10 @@ func (s *Server) loadImage(w http.ResponseWriter, r *http.Request, id identity) 
 			writeError(w, err)
 			return
 		}
+	}
+	if err := s.imageOwners.claim(id.tenant, names); err != nil {
+		writeError(w, err)
+		return
 	}
 	refs, err := imgs.LoadImage(r.Context(), f)
 	if err != nil {

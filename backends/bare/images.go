@@ -33,7 +33,7 @@ func imageOf(r resolved, tags []string) backends.Image {
 	out := backends.Image{
 		ID: r.configID.String(), Tags: tags, Size: r.size(), LastTagged: r.name.Updated,
 		Entrypoint: c.Config.Entrypoint, Cmd: c.Config.Cmd, Env: c.Config.Env, WorkingDir: c.Config.WorkingDir,
-		User: c.Config.User, Labels: c.Config.Labels, Architecture: c.Architecture, OS: c.OS,
+		User: c.Config.User, Labels: c.Config.Labels, Architecture: c.Architecture, OS: c.OS, OnBuild: r.onBuild,
 	}
 	if c.Created != nil {
 		out.Created = *c.Created

@@ -20,6 +20,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/containerd/log"
 	"github.com/containerd/platforms"
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/daemonless"
 	"github.com/cornus-dev/cornus/backends/internal/localstore"
 	"github.com/opencontainers/go-digest"
@@ -66,6 +67,7 @@ type resolved struct {
 	manifest ocispec.Manifest
 	configID digest.Digest
 	config   ocispec.Image
+	onBuild  []string
 }
 
 // lock takes the names lock; the returned func releases it.
@@ -225,7 +227,7 @@ func (s *imageStore) resolve(ctx context.Context, n imageName) (resolved, error)
 	if len(cfg.RootFS.DiffIDs) != len(mf.Layers) {
 		return resolved{}, fmt.Errorf("image %s: %d layers but %d diff IDs: %w", n.Name, len(mf.Layers), len(cfg.RootFS.DiffIDs), errdefs.ErrDataLoss)
 	}
-	return resolved{name: n, manifest: mf, configID: mf.Config.Digest, config: cfg}, nil
+	return resolved{name: n, manifest: mf, configID: mf.Config.Digest, config: cfg, onBuild: backends.OnBuildOf(data)}, nil
 }
 
 // remove drops a name; with the last name of an image its blobs go too,

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/content"
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/platforms"
 
@@ -38,7 +39,11 @@ func (b *Backend) imageOf(ctx context.Context, img client.Image, tags []string) 
 		return backends.Image{}, fmt.Errorf("inspect image %s: %w", img.Name(), err)
 	}
 	size, _ := img.Size(ctx)
-	out := backends.Image{
+	raw, err := content.ReadBlob(ctx, img.ContentStore(), cfg)
+	if err != nil {
+		return backends.Image{}, fmt.Errorf("inspect image %s: config: %w", img.Name(), err)
+	}
+	out := backends.Image{OnBuild: backends.OnBuildOf(raw),
 		ID: cfg.Digest.String(), Tags: tags, Size: size, LastTagged: img.Metadata().UpdatedAt,
 		Entrypoint: spec.Config.Entrypoint, Cmd: spec.Config.Cmd, Env: spec.Config.Env, WorkingDir: spec.Config.WorkingDir,
 		User: spec.Config.User, Labels: spec.Config.Labels, Architecture: spec.Architecture, OS: spec.OS,

@@ -40,6 +40,7 @@ func imageDetails(r image.InspectResponse) backends.Image {
 		img.User = c.User
 		img.Labels = c.Labels
 		img.Healthcheck = specHealthcheck(c.Healthcheck)
+		img.OnBuild = c.OnBuild
 		for p := range c.ExposedPorts {
 			img.ExposedPorts = append(img.ExposedPorts, p)
 		}

@@ -36,7 +36,7 @@ func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image,
 		ID: r.ID, Tags: familiarAll(r.RepoTags), Digests: familiarAll(r.RepoDigests), Size: r.Size,
 		Created: realTime(r.Created), Architecture: r.Architecture, OS: r.Os,
 		Entrypoint: r.Config.Entrypoint, Cmd: r.Config.Cmd, Env: r.Config.Env, WorkingDir: r.Config.WorkingDir,
-		User: r.Config.User, Labels: r.Config.Labels, Healthcheck: specHealthcheck(r.HealthCheck),
+		User: r.Config.User, Labels: r.Config.Labels, Healthcheck: specHealthcheck(r.HealthCheck), OnBuild: r.Config.OnBuild,
 	}
 	for p := range r.Config.ExposedPorts {
 		img.ExposedPorts = append(img.ExposedPorts, p)

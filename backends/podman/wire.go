@@ -406,6 +406,7 @@ type imageInspect struct {
 		User         string              `json:"User"`
 		Labels       map[string]string   `json:"Labels"`
 		ExposedPorts map[string]struct{} `json:"ExposedPorts"`
+		OnBuild      []string            `json:"OnBuild"`
 	} `json:"Config"`
 	HealthCheck *healthConfig `json:"Healthcheck"`
 }

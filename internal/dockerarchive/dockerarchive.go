@@ -21,6 +21,7 @@ type Image struct {
 	Cmd        []string // default ["sh"] when Entrypoint is unset too
 	Env        []string // nil: a standard PATH; empty (non-nil): none, as `docker import` makes
 	WorkingDir string   // default /
+	OnBuild    []string // ONBUILD triggers; default none
 }
 
 // Epoch is the timestamp of everything in the archive: the same input
@@ -50,18 +51,17 @@ func config(o Image, layer []byte) (cfg []byte, chex, lhex string, err error) {
 	if wd == "" {
 		wd = "/"
 	}
+	c := map[string]any{"Entrypoint": o.Entrypoint, "Cmd": cmd, "Env": env, "WorkingDir": wd}
+	if len(o.OnBuild) > 0 { // absent otherwise: the same image ID as before the field
+		c["OnBuild"] = o.OnBuild
+	}
 	cfg, err = json.Marshal(map[string]any{
 		"architecture": "amd64",
 		"os":           "linux",
 		"created":      Epoch.Format(time.RFC3339),
-		"config": map[string]any{
-			"Entrypoint": o.Entrypoint,
-			"Cmd":        cmd,
-			"Env":        env,
-			"WorkingDir": wd,
-		},
-		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + lhex}},
-		"history": []map[string]any{{"created": Epoch.Format(time.RFC3339), "created_by": "cornus"}},
+		"config":       c,
+		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + lhex}},
+		"history":      []map[string]any{{"created": Epoch.Format(time.RFC3339), "created_by": "cornus"}},
 	})
 	csum := sha256.Sum256(cfg)
 	return cfg, hex.EncodeToString(csum[:]), lhex, err

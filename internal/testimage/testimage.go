@@ -35,6 +35,7 @@ type Options struct {
 	// UDPSink adds /bin/udpsink PORT FILE (a UDP receiver busybox lacks),
 	// built from this module with the go tool.
 	UDPSink bool
+	OnBuild []string // ONBUILD triggers
 }
 
 var epoch = dockerarchive.Epoch
@@ -114,7 +115,7 @@ func BuildBusybox(w io.Writer, o Options) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	img := dockerarchive.Image{Ref: o.Ref, Entrypoint: o.Entrypoint, Cmd: o.Cmd}
+	img := dockerarchive.Image{Ref: o.Ref, Entrypoint: o.Entrypoint, Cmd: o.Cmd, OnBuild: o.OnBuild}
 	if o.NoEnv {
 		img.Env = []string{}
 	}

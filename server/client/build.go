@@ -141,10 +141,16 @@ func (bf buildFiles) open(ctx context.Context, b api.BuildOpen, st net.Conn) err
 	}
 	defer rc.Close()
 	Reply(st, nil)
-	n, _ := io.Copy(st, rc)
+	// Chunked with an end: a read that fails half-way leaves the server
+	// a payload it knows is broken off, never a shorter file.
+	cw := api.ChunkWriter{W: st}
+	n, err := io.Copy(cw, rc)
 	bf.sent.Bytes.Add(n)
 	bf.sent.Files.Add(1)
-	return nil
+	if err == nil {
+		_ = cw.End()
+	}
+	return nil // answered: an error now cannot be the stream's answer
 }
 
 // secret sends a secret a build declares, read here (its file or this
@@ -160,8 +166,12 @@ func (bf buildFiles) secret(ctx context.Context, b api.BuildOpen, st net.Conn) e
 				return err
 			}
 			Reply(st, nil)
-			n, _ := st.Write(data)
+			cw := api.ChunkWriter{W: st}
+			n, err := cw.Write(data)
 			bf.sent.Bytes.Add(int64(n))
+			if err == nil {
+				_ = cw.End()
+			}
 			return nil
 		}
 	}

@@ -1,10 +1,10 @@
 package client
 
 import (
+	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cornus-dev/cornus/builder"
@@ -30,15 +30,12 @@ func ask(t *testing.T, bf buildFiles, b api.BuildOpen) (string, error) {
 		return "", err
 	}
 	defer c.Close()
-	var sb strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := c.Read(buf)
-		sb.Write(buf[:n])
-		if err != nil {
-			return sb.String(), nil
-		}
+	var r io.Reader = c
+	if b.Kind == api.BuildOpenFile || b.Kind == api.BuildSecret {
+		r = &api.ChunkReader{R: c} // contents come whole, or say they are not
 	}
+	data, err := io.ReadAll(r)
+	return string(data), err
 }
 
 // TestBuildFilesServeOnlyTheBuild: a server can read, through a client,
