@@ -129,10 +129,13 @@ type controlProxy struct {
 
 const solveMethod = "/moby.buildkit.v1.Control/Solve"
 
-// forwarded are the services a BuildKit client calls: its control API,
-// the gateway a client-side frontend (docker buildx) drives, health.
+// forwarded are the methods a BuildKit client calls (prefixes ending in
+// "/" name a whole service): its control API, the gateway a client-side
+// frontend (docker buildx) drives, health, and reads of buildkitd's
+// content store (buildx loads a build record's provenance from it).
 // Nothing else reaches the site, however the method is spelled.
-var forwarded = []string{"/moby.buildkit.v1.Control/", "/moby.buildkit.v1.frontend.LLBBridge/", "/grpc.health.v1.Health/"}
+var forwarded = []string{"/moby.buildkit.v1.Control/", "/moby.buildkit.v1.frontend.LLBBridge/", "/grpc.health.v1.Health/",
+	"/containerd.services.content.v1.Content/Info", "/containerd.services.content.v1.Content/Read"}
 
 // forward relays one call, its messages both ways.
 func (p *controlProxy) forward(_ any, ss grpc.ServerStream) error {
@@ -140,7 +143,7 @@ func (p *controlProxy) forward(_ any, ss grpc.ServerStream) error {
 	if !ok {
 		return status.Error(codes.Internal, "no method")
 	}
-	if !slices.ContainsFunc(forwarded, func(svc string) bool { return strings.HasPrefix(method, svc) }) {
+	if !slices.ContainsFunc(forwarded, func(m string) bool { return method == m || strings.HasSuffix(m, "/") && strings.HasPrefix(method, m) }) {
 		return status.Errorf(codes.Unimplemented, "%s: not a BuildKit method cornus forwards", method)
 	}
 	// A solve is read and checked before the site hears of it: a refusal
