@@ -174,7 +174,7 @@ func (x *Builder) one(ctx context.Context, s site, j job, o Options, d *display)
 	if err != nil {
 		return "", err
 	}
-	defer src.cleanup()
+	defer src.close()
 	r := run{args: buildArgs(j.build, o), opts: o, display: d}
 	if err := x.admit(ctx, j, src, r); err != nil {
 		return "", err

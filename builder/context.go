@@ -45,11 +45,16 @@ type source struct {
 	cleanup func()
 }
 
-// onCleanup adds f to what cleanup does.
+// onCleanup adds f to what close does.
 func (s *source) onCleanup(f func()) {
 	prev := s.cleanup
 	s.cleanup = func() { f(); prev() }
 }
+
+// close runs every cleanup added so far. A method, so that a deferred
+// close runs what is added after the defer (`defer s.cleanup()` would
+// bind the func as it was: a base image handed over later stayed locked).
+func (s *source) close() { s.cleanup() }
 
 // openSource opens b's context and Dockerfile from files. An inline
 // Dockerfile is written to a private temporary directory here.
@@ -57,7 +62,7 @@ func openSource(ctx context.Context, files Files, b spec.Build) (_ *source, err 
 	s := &source{files: files, cleanup: func() {}}
 	defer func() {
 		if err != nil {
-			s.cleanup()
+			s.close()
 		}
 	}()
 	if b.DockerfileInline != "" {

@@ -14,14 +14,21 @@
 # kubernetes → incus; each lane drives daemons of its own, and containerd
 # and bare share CNI's address space),
 # fuzz (each fuzz target for a fixed count of inputs; FUZZTIME overrides).
+# When e2e and fuzz both run, fuzz (CPU only, no daemon) follows the
+# shorter e2e lane instead of waiting for the longer one.
 #
-# Serial stages print as they run; an e2e run prints its output when it
-# ends. Every stage's output is also kept in $TEST_LOGS (bin/test-logs).
+# go test runs up to $TEST_PARALLEL (4) parallel tests of a package: the
+# contract suites' cases mostly wait on their daemon, and at GOMAXPROCS
+# (2 here) they left the CPU a third idle.
+#
+# Serial stages print as they run; a lane's runs print their output when
+# each ends. Every stage's output is also kept in $TEST_LOGS (bin/test-logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-}
+TEST_PARALLEL=${TEST_PARALLEL:-4}
 TEST_LOGS=${TEST_LOGS:-bin/test-logs}
 mkdir -p "$TEST_LOGS"
 TEST_LOGS=$(cd "$TEST_LOGS" && pwd)
@@ -96,35 +103,72 @@ check() {
 	return "$rc"
 }
 
-# lane RUN...: the e2e runs of one lane, one after the other; each prints
-# its output (under a lock, whole) when it ends.
+# quiet NAME DESCRIPTION CMD...: run a stage of a lane into its log and
+# print the log (under a lock, whole) when it ends.
+quiet() {
+	local name=$1 what=$2 log start rc
+	shift 2
+	log=$(logfile "$name")
+	start=$SECONDS
+	"$@" >"$log" 2>&1
+	rc=$?
+	record "$name" "$rc" $((SECONDS - start))
+	{
+		flock 9
+		echo "=== $name ($what): $(verdict "$rc") in $(duration $((SECONDS - start)))"
+		cat "$log"
+	} 9>"$TEST_LOGS/.print.lock"
+}
+
+# lane RUN...: the e2e runs of one lane, one after the other.
 lane() {
-	local run name envs log start rc
+	local run envs
 	for run in "$@"; do
-		name=e2e/${run%% *}
 		envs=${run#* }
-		log=$(logfile "$name")
-		start=$SECONDS
 		# shellcheck disable=SC2086 # envs is a list of NAME=VALUE words
-		env $envs "$GO" test -count=1 ./e2e >"$log" 2>&1
-		rc=$?
-		record "$name" "$rc" $((SECONDS - start))
-		{
-			flock 9
-			echo "=== $name ($envs): $(verdict "$rc") in $(duration $((SECONDS - start)))"
-			cat "$log"
-		} 9>"$TEST_LOGS/.print.lock"
+		quiet "e2e/${run%% *}" "$envs" env $envs "$GO" test -count=1 -parallel "$TEST_PARALLEL" ./e2e
 	done
 }
 
-e2e() {
-	local run pids=()
-	for run in "${lane_node[@]}" "${lane_cluster[@]}"; do
-		stages+=("e2e/${run%% *}")
-		rm -f "$(statusfile "e2e/${run%% *}")"
+# fuzz_run PKG TARGET COUNT: one fuzz target's run.
+fuzz_run() { "$GO" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-$3}"; }
+
+# fuzz_lane: every fuzz target, one after the other, as a lane.
+fuzz_lane() {
+	local t pkg target count
+	for t in "${fuzz_targets[@]}"; do
+		read -r pkg target count <<<"$t"
+		quiet "fuzz/$target" "$pkg, ${FUZZTIME:-$count}" fuzz_run "$pkg" "$target" "$count"
 	done
-	echo "=== e2e: two lanes at once: containerd, podman, bare | kubernetes, incus"
-	lane "${lane_node[@]}" &
+}
+
+# begin NAME...: stages a lane will report, listed in the summary.
+begin() {
+	local name
+	for name in "$@"; do
+		stages+=("$name")
+		rm -f "$(statusfile "$name")"
+	done
+}
+
+# e2e [with-fuzz]: the two e2e lanes at once; with-fuzz runs the fuzz
+# targets after the node lane, which ends first.
+e2e() {
+	local run t target pids=()
+	for run in "${lane_node[@]}" "${lane_cluster[@]}"; do
+		begin "e2e/${run%% *}"
+	done
+	echo "=== e2e: two lanes at once: containerd, podman, bare${1:+, fuzz} | kubernetes, incus"
+	if [ -n "${1:-}" ]; then
+		for t in "${fuzz_targets[@]}"; do
+			read -r _ target _ <<<"$t"
+			begin "fuzz/$target"
+		done
+	fi
+	{
+		lane "${lane_node[@]}"
+		[ -z "${1:-}" ] || fuzz_lane
+	} &
 	pids+=($!)
 	lane "${lane_cluster[@]}" &
 	pids+=($!)
@@ -135,7 +179,7 @@ fuzz() {
 	local t pkg target count
 	for t in "${fuzz_targets[@]}"; do
 		read -r pkg target count <<<"$t"
-		serial "fuzz/$target" "$GO" test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-$count}"
+		serial "fuzz/$target" fuzz_run "$pkg" "$target" "$count"
 	done
 }
 
@@ -200,17 +244,18 @@ run_stage() {
 		if [ -n "$setup_failed" ]; then
 			skip unit "setup failed"
 		else
-			serial unit "$GO" test -count=1 ./...
+			serial unit "$GO" test -count=1 -parallel "$TEST_PARALLEL" ./...
 		fi
 		;;
 	e2e)
 		if [ -n "$setup_failed" ]; then
 			for run in "${lane_node[@]}" "${lane_cluster[@]}"; do skip "e2e/${run%% *}" "setup failed"; done
 		else
-			e2e
+			e2e "$fuzz_rides"
+			[ -z "$fuzz_rides" ] || fuzz_done=1
 		fi
 		;;
-	fuzz) fuzz ;;
+	fuzz) [ -n "$fuzz_done" ] || fuzz ;;
 	esac
 }
 
@@ -220,6 +265,14 @@ for s in "$@"; do
 		echo "test.sh: unknown stage $s (check, setup, unit, e2e, fuzz)" >&2
 		exit 2
 		;;
+	esac
+done
+# fuzz rides along with e2e when fuzz is asked for after it.
+fuzz_rides= fuzz_done= seen_e2e=
+for s in "$@"; do
+	case $s in
+	e2e) seen_e2e=1 ;;
+	fuzz) fuzz_rides=$seen_e2e ;;
 	esac
 done
 for s in "$@"; do
