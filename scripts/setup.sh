@@ -5,8 +5,10 @@
 # and every other backend's daemon (containerd, incusd, podman, the
 # Kubernetes test cluster: its first run builds Kubernetes, ~15 min, cached
 # by version), and buildkitd for builds on the backends without a builder
-# of their own (its first run builds it, ~5 min, cached by version). `setup.sh demo` does only what `make demo` needs: busybox and
-# dockerd (the demo runs on the default backend).
+# of their own (its first run builds it, ~5 min, cached by version), and
+# the OCI conformance test (~20 s, cached by version). `setup.sh demo`
+# does only what `make demo` needs: busybox and dockerd (the demo runs on
+# the default backend).
 # Idempotent; safe to run on every `make test` / `make demo`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +33,7 @@ fi
 "$here/dockerd.sh"
 "$here/containerd.sh"
 "$here/buildkit.sh" >/dev/null
+"$here/conformance.sh" >/dev/null
 "$here/incus.sh"
 "$here/podman.sh"
 "$here/k8s.sh"

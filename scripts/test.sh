@@ -57,6 +57,7 @@ fuzz_targets=(
 	"./server FuzzRouteBodies 10000x"
 	"./builder FuzzDockerfile 100000x"
 	"./builder FuzzExtractContext 20000x"
+	"./registry FuzzRequests 60000x"
 )
 
 stages=()    # in the order they ran (or were skipped)

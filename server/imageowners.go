@@ -37,6 +37,9 @@ type imageOwners struct {
 type imageOwnersFile struct {
 	Tags map[string]string   `json:"tags"` // normalized name → tenant
 	IDs  map[string][]string `json:"ids"`  // image ID → tenants that loaded it
+	// Repos are the registry's repositories (registry.go) → the tenant
+	// that first pushed to one.
+	Repos map[string]string `json:"repos,omitempty"`
 }
 
 func loadImageOwners(path string) (*imageOwners, error) {

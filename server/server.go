@@ -20,6 +20,7 @@ import (
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/internal/buildinfo"
+	"github.com/cornus-dev/cornus/registry"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -73,6 +74,8 @@ type Server struct {
 	// builder builds tenants' images (build.go), reading their files from
 	// their clients.
 	builder *builder.Builder
+	// registry is the OCI registry on /v2/ (registry.go).
+	registry *registry.Handler
 }
 
 // TokensFile is where client tokens are read: CORNUS_TOKENS_FILE, else
@@ -127,6 +130,9 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
 		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
 	s.builder = builder.New(b, cfg.Environ)
+	if s.registry, err = newRegistry(state, registryAuth{s}); err != nil {
+		return nil, err
+	}
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
 	s.policies = newPolicies(filepath.Join(state, "egress"))
 	if err := s.sessions.reconcile(ctx); err != nil {
@@ -154,6 +160,9 @@ func (s *Server) Handler() http.Handler {
 			mux.Handle(rt.pattern, s.client(rt.free, rt.h))
 		}
 	}
+	// The registry answers its own 401s (the challenge registry clients
+	// follow) and checks tokens itself.
+	mux.Handle("/v2/", s.registry)
 	return s.logged(mux)
 }
 
