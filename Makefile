@@ -32,7 +32,7 @@ check: ## gofmt, go vet and golangci-lint (.golangci.yml)
 unit: ## unit, golden and daemon tests
 	@$(TESTSH) unit
 
-e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on each other backend, two lanes at once
+e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on each other backend, in lanes (scripts/test.sh)
 	@$(TESTSH) e2e
 
 fuzz: ## run every fuzz target (a fixed count of inputs each; FUZZTIME overrides)

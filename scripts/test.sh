@@ -10,19 +10,28 @@
 #
 # Stages: check (gofmt, go vet, golangci-lint by scripts/lint.sh), setup
 # (scripts/setup.sh), unit (go test ./...), e2e (the e2e package once per
-# other backend, in two lanes at once: containerd → podman → bare |
-# kubernetes → incus; each lane drives daemons of its own, and containerd
-# and bare share CNI's address space),
-# fuzz (each fuzz target for a fixed count of inputs; FUZZTIME overrides).
-# When e2e and fuzz both run, fuzz (CPU only, no daemon) follows the
-# shorter e2e lane instead of waiting for the longer one.
+# other backend), fuzz (each fuzz target for a fixed count of inputs;
+# FUZZTIME overrides). check and setup run first, one after the other;
+# unit, e2e and fuzz then run in three lanes at once, each on daemons the
+# others' runs at that time leave alone:
 #
-# go test runs up to $TEST_PARALLEL (4) parallel tests of a package: the
-# contract suites' cases mostly wait on their daemon, and at GOMAXPROCS
-# (2 here) they left the CPU a third idle.
+#   node:       unit (every package but two) → e2e containerd, podman, bare
+#   kubernetes: unit of backends/kubernetes  → e2e kubernetes
+#   incus:      unit of backends/incus       → e2e incus
 #
-# Serial stages print as they run; a lane's runs print their output when
-# each ends. Every stage's output is also kept in $TEST_LOGS (bin/test-logs).
+# and each lane, when its runs end, takes fuzz targets from one queue
+# until none is left (fuzz needs CPU only, no daemon). The cluster
+# backends' packages get lanes of their own because their suites mostly
+# wait on their daemons: in one `go test ./...` of two packages at a time
+# they left the CPU a third idle. containerd and bare share CNI's address
+# space, so their e2e runs stay in one lane, after their unit tests.
+#
+# go test runs up to $TEST_PARALLEL (4) parallel tests of a package (the
+# contract suites' cases).
+#
+# check and setup print as they run; a lane's runs print their output,
+# whole, when each ends. Every run's output is also kept in $TEST_LOGS
+# (bin/test-logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,10 +48,10 @@ lane_node=(
 	"podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock"
 	"bare CORNUS_DEPLOY_BACKEND=bare"
 )
-lane_cluster=(
-	"kubernetes CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig"
-	"incus CORNUS_DEPLOY_BACKEND=incus"
-)
+lane_kubernetes=("kubernetes CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig")
+lane_incus=("incus CORNUS_DEPLOY_BACKEND=incus")
+# The packages with unit lanes of their own.
+own_lane=(./backends/kubernetes ./backends/incus)
 
 # The fuzz targets: package, target, default count of inputs (~30 s each
 # here). A count, not a duration: Go 1.26's fuzz coordinator can fail a
@@ -121,8 +130,8 @@ quiet() {
 	} 9>"$TEST_LOGS/.print.lock"
 }
 
-# lane RUN...: the e2e runs of one lane, one after the other.
-lane() {
+# e2e_runs RUN...: e2e runs, one after the other.
+e2e_runs() {
 	local run envs
 	for run in "$@"; do
 		envs=${run#* }
@@ -131,16 +140,33 @@ lane() {
 	done
 }
 
+# unit_run NAME WHAT PKG...: one unit run.
+unit_run() {
+	local name=$1 what=$2
+	shift 2
+	quiet "$name" "$what" "$GO" test -count=1 -parallel "$TEST_PARALLEL" "$@"
+}
+
 # fuzz_run PKG TARGET COUNT: one fuzz target's run.
 fuzz_run() { "$GO" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-$3}"; }
 
-# fuzz_lane: every fuzz target, one after the other, as a lane.
-fuzz_lane() {
+# fuzz_worker: run fuzz targets taken one at a time from the queue file
+# until it is empty.
+fuzz_worker() {
 	local t pkg target count
-	for t in "${fuzz_targets[@]}"; do
+	while t=$(take "$TEST_LOGS/.fuzz.queue") && [ -n "$t" ]; do
 		read -r pkg target count <<<"$t"
 		quiet "fuzz/$target" "$pkg, ${FUZZTIME:-$count}" fuzz_run "$pkg" "$target" "$count"
 	done
+}
+
+# take FILE: print and remove FILE's first line (under a lock).
+take() {
+	{
+		flock 8
+		head -n 1 "$1"
+		sed -i 1d "$1"
+	} 8>"$1.lock"
 }
 
 # begin NAME...: stages a lane will report, listed in the summary.
@@ -152,26 +178,48 @@ begin() {
 	done
 }
 
-# e2e [with-fuzz]: the two e2e lanes at once; with-fuzz runs the fuzz
-# targets after the node lane, which ends first.
-e2e() {
-	local run t target pids=()
-	for run in "${lane_node[@]}" "${lane_cluster[@]}"; do
-		begin "e2e/${run%% *}"
-	done
-	echo "=== e2e: two lanes at once: containerd, podman, bare${1:+, fuzz} | kubernetes, incus"
-	if [ -n "${1:-}" ]; then
+# lanes UNIT E2E FUZZ: the three lanes at once, each doing what of unit,
+# e2e and fuzz is asked for (a non-empty argument).
+lanes() {
+	local unit=$1 e2e=$2 fz=$3 run t target pids=() rest
+	local queue=$TEST_LOGS/.fuzz.queue
+	if [ -n "$unit" ]; then
+		begin unit unit/kubernetes unit/incus
+		rest=$("$GO" list ./... | grep -vxF "$(printf 'github.com/cornus-dev/cornus/%s\n' "${own_lane[@]#./}")")
+	fi
+	if [ -n "$e2e" ]; then
+		for run in "${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}"; do
+			begin "e2e/${run%% *}"
+		done
+	fi
+	: >"$queue"
+	if [ -n "$fz" ]; then
 		for t in "${fuzz_targets[@]}"; do
 			read -r _ target _ <<<"$t"
 			begin "fuzz/$target"
+			echo "$t" >>"$queue"
 		done
 	fi
+	local both=${unit:+${e2e:+, }}
+	echo "=== lanes: node: ${unit:+unit}$both${e2e:+e2e containerd, podman, bare} | kubernetes: ${unit:+unit}$both${e2e:+e2e} | incus: ${unit:+unit}$both${e2e:+e2e}${fz:+; then fuzz targets in all three}"
 	{
-		lane "${lane_node[@]}"
-		[ -z "${1:-}" ] || fuzz_lane
+		# shellcheck disable=SC2086 # rest is a list of packages
+		[ -z "$unit" ] || unit_run unit "go test ./... but ${own_lane[*]}" $rest
+		[ -z "$e2e" ] || e2e_runs "${lane_node[@]}"
+		fuzz_worker
 	} &
 	pids+=($!)
-	lane "${lane_cluster[@]}" &
+	{
+		[ -z "$unit" ] || unit_run unit/kubernetes "go test ./backends/kubernetes" ./backends/kubernetes
+		[ -z "$e2e" ] || e2e_runs "${lane_kubernetes[@]}"
+		fuzz_worker
+	} &
+	pids+=($!)
+	{
+		[ -z "$unit" ] || unit_run unit/incus "go test ./backends/incus" ./backends/incus
+		[ -z "$e2e" ] || e2e_runs "${lane_incus[@]}"
+		fuzz_worker
+	} &
 	pids+=($!)
 	wait "${pids[@]}"
 }
@@ -237,46 +285,31 @@ summary() {
 	return "$failed"
 }
 
-run_stage() {
-	case $1 in
+[ $# -gt 0 ] || set -- check setup unit e2e fuzz
+want_unit= want_e2e= want_fuzz=
+for s in "$@"; do
+	case $s in
 	check) serial check check ;;
 	setup) serial setup scripts/setup.sh || setup_failed=1 ;;
-	unit)
-		if [ -n "$setup_failed" ]; then
-			skip unit "setup failed"
-		else
-			serial unit "$GO" test -count=1 -parallel "$TEST_PARALLEL" ./...
-		fi
-		;;
-	e2e)
-		if [ -n "$setup_failed" ]; then
-			for run in "${lane_node[@]}" "${lane_cluster[@]}"; do skip "e2e/${run%% *}" "setup failed"; done
-		else
-			e2e "$fuzz_rides"
-			[ -z "$fuzz_rides" ] || fuzz_done=1
-		fi
-		;;
-	fuzz) [ -n "$fuzz_done" ] || fuzz ;;
-	esac
-}
-
-[ $# -gt 0 ] || set -- check setup unit e2e fuzz
-for s in "$@"; do
-	case $s in check | setup | unit | e2e | fuzz) ;; *)
+	unit) want_unit=1 ;;
+	e2e) want_e2e=1 ;;
+	fuzz) want_fuzz=1 ;;
+	*)
 		echo "test.sh: unknown stage $s (check, setup, unit, e2e, fuzz)" >&2
 		exit 2
 		;;
 	esac
 done
-# fuzz rides along with e2e when fuzz is asked for after it.
-fuzz_rides= fuzz_done= seen_e2e=
-for s in "$@"; do
-	case $s in
-	e2e) seen_e2e=1 ;;
-	fuzz) fuzz_rides=$seen_e2e ;;
-	esac
-done
-for s in "$@"; do
-	run_stage "$s"
-done
+if [ -n "$setup_failed" ]; then
+	[ -z "$want_unit" ] || skip unit "setup failed"
+	if [ -n "$want_e2e" ]; then
+		for run in "${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}"; do skip "e2e/${run%% *}" "setup failed"; done
+	fi
+	want_unit= want_e2e=
+fi
+if [ -n "$want_unit$want_e2e" ]; then
+	lanes "$want_unit" "$want_e2e" "$want_fuzz"
+elif [ -n "$want_fuzz" ]; then
+	fuzz
+fi
 summary

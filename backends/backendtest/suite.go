@@ -128,8 +128,9 @@ func newEnv(t *testing.T, b backends.Backend) *env {
 		e: engine.New(b, engine.WithPolicy(hostpolicy.Policy{BindPrefixes: []string{dir}}), engine.WithLockDir(t.TempDir())),
 	}
 	t.Cleanup(func() {
-		// Remove everything the case made, even when it failed.
-		dctx, dcancel := context.WithTimeout(context.Background(), time.Minute)
+		// Remove everything the case made, even when it failed; a
+		// generous bound, for a daemon slowed by a loaded machine.
+		dctx, dcancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer dcancel()
 		if err := x.e.Down(dctx, name, engine.DownOptions{Volumes: true}); err != nil {
 			t.Errorf("cleanup: %v", err)
