@@ -1,22 +1,15 @@
-package registry
+package registry_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cornus-dev/cornus/registry"
+	"github.com/cornus-dev/cornus/registry/registrytest"
 )
-
-// tokenAuth lets one token do anything: the conformance test's login.
-type tokenAuth string
-
-func (a tokenAuth) Authenticate(s string) (string, bool) { return "t", s == string(a) }
-
-func (tokenAuth) Authorize(context.Context, string, string, Action) error { return nil }
-
-func (tokenAuth) Visible(context.Context, string, string) bool { return true }
 
 // conformanceBin is the OCI conformance test, built by
 // scripts/conformance.sh (setup builds it; outside CI a missing Go module
@@ -40,11 +33,11 @@ func conformanceBin(t *testing.T) string {
 func TestConformance(t *testing.T) {
 	bin := conformanceBin(t)
 	dir := t.TempDir()
-	store, err := NewFSStore(dir + "/store")
+	store, err := registry.NewFSStore(dir + "/store")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(Config{Store: store, Auth: tokenAuth("s3cret"), UploadDir: dir + "/uploads"})
+	h, err := registry.New(registry.Config{Store: store, Auth: registrytest.TokenAuth("s3cret"), UploadDir: dir + "/uploads"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,35 +9,34 @@
 # its daemons (unit, e2e) are then reported as not run.
 #
 # Stages: check (gofmt, go vet, golangci-lint by scripts/lint.sh), setup
-# (scripts/setup.sh), unit (go test ./...), e2e (the e2e package once per
-# other backend), fuzz (each fuzz target for a fixed count of inputs;
-# FUZZTIME overrides). check and setup run first, one after the other;
-# unit, e2e and fuzz then run in three lanes at once, each on daemons the
-# others' runs at that time leave alone:
+# (scripts/setup.sh), unit (go test ./..., three packages at a time), e2e
+# (the e2e package once per other backend), fuzz (each fuzz target for a
+# fixed count of inputs; FUZZTIME overrides). They run in that order; e2e
+# runs in three lanes at once, each on daemons of its own:
 #
-#   node:       unit (every package but two) → e2e containerd, podman, bare
-#   kubernetes: unit of backends/kubernetes  → e2e kubernetes
-#   incus:      unit of backends/incus       → e2e incus
+#   containerd → bare  (they share CNI's address space: one after the other)
+#   kubernetes
+#   incus
 #
-# and each lane, when its runs end, takes fuzz targets from one queue
-# until none is left (fuzz needs CPU only, no daemon). The cluster
-# backends' packages get lanes of their own because their suites mostly
-# wait on their daemons: in one `go test ./...` of two packages at a time
-# they left the CPU a third idle. containerd and bare share CNI's address
-# space, so their e2e runs stay in one lane, after their unit tests.
+# and each lane, when its own runs end, takes jobs from one queue until
+# none is left: the e2e run on podman, then the fuzz targets (CPU only,
+# no daemon), so that they fill whichever lane ends first.
 #
-# go test runs up to $TEST_PARALLEL (4) parallel tests of a package (the
-# contract suites' cases).
+# A profile of the run (vmstat, 2 cores): about 1,900 core-seconds of
+# work. With two packages at a time unit left the CPU a third idle (the
+# contract suites mostly wait on their daemons), e2e in two lanes left it
+# a third idle, and fuzz ran alone after them; running more than this at
+# once (unit beside e2e) only saturates the CPU and slows every lane.
 #
-# check and setup print as they run; a lane's runs print their output,
-# whole, when each ends. Every run's output is also kept in $TEST_LOGS
-# (bin/test-logs).
+# check, setup and unit print as they run; a lane's runs print their
+# output, whole, when each ends. Every run's output is also kept in
+# $TEST_LOGS (bin/test-logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-}
-TEST_PARALLEL=${TEST_PARALLEL:-4}
+UNIT_P=${UNIT_P:-3}
 TEST_LOGS=${TEST_LOGS:-bin/test-logs}
 mkdir -p "$TEST_LOGS"
 TEST_LOGS=$(cd "$TEST_LOGS" && pwd)
@@ -45,13 +44,13 @@ TEST_LOGS=$(cd "$TEST_LOGS" && pwd)
 # The e2e runs: name and environment, per lane.
 lane_node=(
 	"containerd CORNUS_DEPLOY_BACKEND=containerd CORNUS_CONTAINERD_ADDRESS=/run/cornus-containerd/containerd.sock"
-	"podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock"
 	"bare CORNUS_DEPLOY_BACKEND=bare"
 )
 lane_kubernetes=("kubernetes CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig")
 lane_incus=("incus CORNUS_DEPLOY_BACKEND=incus")
-# The packages with unit lanes of their own.
-own_lane=(./backends/kubernetes ./backends/incus)
+# e2e runs any lane takes once its own runs end.
+e2e_queued=("podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock")
+e2e_all=("${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}" "${e2e_queued[@]}")
 
 # The fuzz targets: package, target, default count of inputs (~30 s each
 # here). A count, not a duration: Go 1.26's fuzz coordinator can fail a
@@ -136,27 +135,25 @@ e2e_runs() {
 	for run in "$@"; do
 		envs=${run#* }
 		# shellcheck disable=SC2086 # envs is a list of NAME=VALUE words
-		quiet "e2e/${run%% *}" "$envs" env $envs "$GO" test -count=1 -parallel "$TEST_PARALLEL" ./e2e
+		quiet "e2e/${run%% *}" "$envs" env $envs "$GO" test -count=1 ./e2e
 	done
-}
-
-# unit_run NAME WHAT PKG...: one unit run.
-unit_run() {
-	local name=$1 what=$2
-	shift 2
-	quiet "$name" "$what" "$GO" test -count=1 -parallel "$TEST_PARALLEL" "$@"
 }
 
 # fuzz_run PKG TARGET COUNT: one fuzz target's run.
 fuzz_run() { "$GO" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-$3}"; }
 
-# fuzz_worker: run fuzz targets taken one at a time from the queue file
-# until it is empty.
-fuzz_worker() {
-	local t pkg target count
-	while t=$(take "$TEST_LOGS/.fuzz.queue") && [ -n "$t" ]; do
-		read -r pkg target count <<<"$t"
-		quiet "fuzz/$target" "$pkg, ${FUZZTIME:-$count}" fuzz_run "$pkg" "$target" "$count"
+# worker: run jobs taken one at a time from the queue file until it is
+# empty: "e2e NAME ENV..." (an e2e run) or "fuzz PKG TARGET COUNT".
+worker() {
+	local job pkg target count
+	while job=$(take "$TEST_LOGS/.queue") && [ -n "$job" ]; do
+		case $job in
+		"e2e "*) e2e_runs "${job#e2e }" ;;
+		"fuzz "*)
+			read -r _ pkg target count <<<"$job"
+			quiet "fuzz/$target" "$pkg, ${FUZZTIME:-$count}" fuzz_run "$pkg" "$target" "$count"
+			;;
+		esac
 	done
 }
 
@@ -178,47 +175,39 @@ begin() {
 	done
 }
 
-# lanes UNIT E2E FUZZ: the three lanes at once, each doing what of unit,
-# e2e and fuzz is asked for (a non-empty argument).
+# lanes FUZZ: the e2e lanes at once, each then taking jobs from the
+# queue (the e2e runs no lane owns; with FUZZ non-empty, the fuzz
+# targets) until none is left.
 lanes() {
-	local unit=$1 e2e=$2 fz=$3 run t target pids=() rest
-	local queue=$TEST_LOGS/.fuzz.queue
-	if [ -n "$unit" ]; then
-		begin unit unit/kubernetes unit/incus
-		rest=$("$GO" list ./... | grep -vxF "$(printf 'github.com/cornus-dev/cornus/%s\n' "${own_lane[@]#./}")")
-	fi
-	if [ -n "$e2e" ]; then
-		for run in "${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}"; do
-			begin "e2e/${run%% *}"
-		done
-	fi
+	local fz=$1 run t target pids=() queue=$TEST_LOGS/.queue
 	: >"$queue"
+	for run in "${e2e_all[@]}"; do
+		begin "e2e/${run%% *}"
+	done
+	for run in "${e2e_queued[@]}"; do
+		echo "e2e $run" >>"$queue"
+	done
 	if [ -n "$fz" ]; then
 		for t in "${fuzz_targets[@]}"; do
 			read -r _ target _ <<<"$t"
 			begin "fuzz/$target"
-			echo "$t" >>"$queue"
+			echo "fuzz $t" >>"$queue"
 		done
 	fi
-	local both=${unit:+${e2e:+, }}
-	echo "=== lanes: node: ${unit:+unit}$both${e2e:+e2e containerd, podman, bare} | kubernetes: ${unit:+unit}$both${e2e:+e2e} | incus: ${unit:+unit}$both${e2e:+e2e}${fz:+; then fuzz targets in all three}"
+	echo "=== e2e: three lanes at once: containerd, bare | kubernetes | incus; then, in all three: podman${fz:+, fuzz targets}"
 	{
-		# shellcheck disable=SC2086 # rest is a list of packages
-		[ -z "$unit" ] || unit_run unit "go test ./... but ${own_lane[*]}" $rest
-		[ -z "$e2e" ] || e2e_runs "${lane_node[@]}"
-		fuzz_worker
+		e2e_runs "${lane_node[@]}"
+		worker
 	} &
 	pids+=($!)
 	{
-		[ -z "$unit" ] || unit_run unit/kubernetes "go test ./backends/kubernetes" ./backends/kubernetes
-		[ -z "$e2e" ] || e2e_runs "${lane_kubernetes[@]}"
-		fuzz_worker
+		e2e_runs "${lane_kubernetes[@]}"
+		worker
 	} &
 	pids+=($!)
 	{
-		[ -z "$unit" ] || unit_run unit/incus "go test ./backends/incus" ./backends/incus
-		[ -z "$e2e" ] || e2e_runs "${lane_incus[@]}"
-		fuzz_worker
+		e2e_runs "${lane_incus[@]}"
+		worker
 	} &
 	pids+=($!)
 	wait "${pids[@]}"
@@ -286,30 +275,41 @@ summary() {
 }
 
 [ $# -gt 0 ] || set -- check setup unit e2e fuzz
-want_unit= want_e2e= want_fuzz=
 for s in "$@"; do
-	case $s in
-	check) serial check check ;;
-	setup) serial setup scripts/setup.sh || setup_failed=1 ;;
-	unit) want_unit=1 ;;
-	e2e) want_e2e=1 ;;
-	fuzz) want_fuzz=1 ;;
-	*)
+	case $s in check | setup | unit | e2e | fuzz) ;; *)
 		echo "test.sh: unknown stage $s (check, setup, unit, e2e, fuzz)" >&2
 		exit 2
 		;;
 	esac
 done
-if [ -n "$setup_failed" ]; then
-	[ -z "$want_unit" ] || skip unit "setup failed"
-	if [ -n "$want_e2e" ]; then
-		for run in "${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}"; do skip "e2e/${run%% *}" "setup failed"; done
-	fi
-	want_unit= want_e2e=
-fi
-if [ -n "$want_unit$want_e2e" ]; then
-	lanes "$want_unit" "$want_e2e" "$want_fuzz"
-elif [ -n "$want_fuzz" ]; then
-	fuzz
-fi
+# fuzz joins the e2e lanes' queue when it is asked for after e2e.
+fuzz_joins= seen_e2e=
+for s in "$@"; do
+	case $s in
+	e2e) seen_e2e=1 ;;
+	fuzz) fuzz_joins=$seen_e2e ;;
+	esac
+done
+for s in "$@"; do
+	case $s in
+	check) serial check check ;;
+	setup) serial setup scripts/setup.sh || setup_failed=1 ;;
+	unit)
+		if [ -n "$setup_failed" ]; then
+			skip unit "setup failed"
+		else
+			serial unit "$GO" test -count=1 -p "$UNIT_P" ./...
+		fi
+		;;
+	e2e)
+		if [ -n "$setup_failed" ]; then
+			for run in "${e2e_all[@]}"; do skip "e2e/${run%% *}" "setup failed"; done
+			fuzz_joins=
+		else
+			lanes "$fuzz_joins"
+		fi
+		;;
+	fuzz) [ -n "$fuzz_joins" ] || fuzz ;;
+	esac
+done
 summary

@@ -1,0 +1,82 @@
+// Package registrytest helps tests drive a registry over HTTP: a client
+// that logs in with a token and pushes a small image, and an Auth that
+// lets one token do anything.
+package registrytest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+
+	"github.com/cornus-dev/cornus/registry"
+)
+
+// Client speaks /v2/ to a registry at Base as one token (the password
+// of Basic, as docker login sends it); no token: anonymous.
+type Client struct {
+	T     testing.TB
+	Base  string
+	Token string
+}
+
+// Do sends a request with hdr's name/value pairs as headers and returns
+// the status, headers and body.
+func (c Client) Do(method, path string, body []byte, hdr ...string) (int, http.Header, string) {
+	c.T.Helper()
+	req, err := http.NewRequest(method, c.Base+path, bytes.NewReader(body))
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	if c.Token != "" {
+		req.SetBasicAuth("anyone", c.Token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(out)
+}
+
+// PushImage pushes a one-layer OCI image (layer as its only layer, an
+// uncompressed tar's media type) to repo:tag, failing the test on any
+// refusal; it returns the layer's and the manifest's digests.
+func (c Client) PushImage(repo, tag string, layer []byte) (digest.Digest, digest.Digest) {
+	c.T.Helper()
+	config := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}`)
+	for _, b := range [][]byte{layer, config} {
+		if code, _, body := c.Do("POST", "/v2/"+repo+"/blobs/uploads/?digest="+digest.FromBytes(b).String(), b); code != http.StatusCreated {
+			c.T.Fatalf("push blob to %s: %d %s", repo, code, body)
+		}
+	}
+	m, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest.FromBytes(config), "size": len(config)},
+		"layers": []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": digest.FromBytes(layer), "size": len(layer)}}})
+	if code, _, body := c.Do("PUT", "/v2/"+repo+"/manifests/"+tag, m, "Content-Type", "application/vnd.oci.image.manifest.v1+json"); code != http.StatusCreated {
+		c.T.Fatalf("push manifest %s:%s: %d %s", repo, tag, code, body)
+	}
+	return digest.FromBytes(layer), digest.FromBytes(m)
+}
+
+// TokenAuth is a registry.Auth that lets one token do anything.
+type TokenAuth string
+
+var _ registry.Auth = TokenAuth("")
+
+// Authenticate implements registry.Auth.
+func (a TokenAuth) Authenticate(s string) (string, bool) { return "t", s == string(a) }
+
+// Authorize implements registry.Auth.
+func (TokenAuth) Authorize(context.Context, string, string, registry.Action) error { return nil }
+
+// Visible implements registry.Auth.
+func (TokenAuth) Visible(context.Context, string, string) bool { return true }
