@@ -20,12 +20,7 @@ func (h *Handler) blobs(q *request, arg string) {
 			return
 		}
 		f, err := h.cfg.Store.OpenBlob(q.r.Context(), q.repo, d)
-		if errors.Is(err, ErrNotFound) {
-			writeError(q.w, http.StatusNotFound, codeBlobUnknown, "blob "+d.String()+" not found in "+q.repo)
-			return
-		}
-		if err != nil {
-			serverError(q.w, err)
+		if failed(q.w, err, codeBlobUnknown, "blob "+d.String()+" not found in "+q.repo) {
 			return
 		}
 		defer f.Close()
@@ -40,12 +35,7 @@ func (h *Handler) blobs(q *request, arg string) {
 			return
 		}
 		err := h.cfg.Store.DeleteBlob(q.r.Context(), q.repo, d)
-		if errors.Is(err, ErrNotFound) {
-			writeError(q.w, http.StatusNotFound, codeBlobUnknown, "blob "+d.String()+" not found in "+q.repo)
-			return
-		}
-		if err != nil {
-			serverError(q.w, err)
+		if failed(q.w, err, codeBlobUnknown, "blob "+d.String()+" not found in "+q.repo) {
 			return
 		}
 		q.w.Header().Set("Content-Length", "0")
@@ -53,6 +43,20 @@ func (h *Handler) blobs(q *request, arg string) {
 	default:
 		methodNotAllowed(q.w)
 	}
+}
+
+// failed answers a store's error, false for none: ErrNotFound is 404
+// with code and msg, anything else a server error.
+func failed(w http.ResponseWriter, err error, code, msg string) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, ErrNotFound):
+		writeError(w, http.StatusNotFound, code, msg)
+	default:
+		serverError(w, err)
+	}
+	return true
 }
 
 func methodNotAllowed(w http.ResponseWriter) {

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -20,12 +19,7 @@ func (h *Handler) tags(q *request) {
 		return
 	}
 	tags, err := h.cfg.Store.Tags(q.r.Context(), q.repo)
-	if errors.Is(err, ErrNotFound) {
-		writeError(q.w, http.StatusNotFound, codeNameUnknown, "repository "+q.repo+" not found")
-		return
-	}
-	if err != nil {
-		serverError(q.w, err)
+	if failed(q.w, err, codeNameUnknown, "repository "+q.repo+" not found") {
 		return
 	}
 	page, next, ok := paginate(q.w, q.r, tags)

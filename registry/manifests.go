@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -62,12 +61,7 @@ func (h *Handler) manifests(q *request, ref string) {
 
 func (h *Handler) getManifest(q *request, ref string) {
 	m, err := h.cfg.Store.Manifest(q.r.Context(), q.repo, ref)
-	if errors.Is(err, ErrNotFound) {
-		writeError(q.w, http.StatusNotFound, codeManifestUnknown, fmt.Sprintf("manifest %s not found in %s", ref, q.repo))
-		return
-	}
-	if err != nil {
-		serverError(q.w, err)
+	if failed(q.w, err, codeManifestUnknown, fmt.Sprintf("manifest %s not found in %s", ref, q.repo)) {
 		return
 	}
 	hdr := q.w.Header()
@@ -186,12 +180,7 @@ func (h *Handler) deleteManifest(q *request, ref string) {
 	} else {
 		err = h.cfg.Store.DeleteTag(q.r.Context(), q.repo, ref)
 	}
-	if errors.Is(err, ErrNotFound) {
-		writeError(q.w, http.StatusNotFound, codeManifestUnknown, fmt.Sprintf("manifest %s not found in %s", ref, q.repo))
-		return
-	}
-	if err != nil {
-		serverError(q.w, err)
+	if failed(q.w, err, codeManifestUnknown, fmt.Sprintf("manifest %s not found in %s", ref, q.repo)) {
 		return
 	}
 	q.w.Header().Set("Content-Length", "0")

@@ -139,6 +139,20 @@ e2e_runs() {
 	done
 }
 
+# The packages whose tests take longest, started first so that the unit
+# stage does not end with one of them running alone.
+slow_packages=(./e2e ./backends/kubernetes ./backends/incus ./backends/dockerhost ./backends/podman ./backends/bare ./backends/containerd ./server)
+
+# unit_order: every package, the slow ones first.
+unit_order() {
+	local p skip=()
+	printf '%s\n' "${slow_packages[@]}"
+	for p in "${slow_packages[@]}"; do
+		skip+=("github.com/cornus-dev/cornus/${p#./}")
+	done
+	"$GO" list ./... | grep -vxF "$(printf '%s\n' "${skip[@]}")"
+}
+
 # fuzz_run PKG TARGET COUNT: one fuzz target's run.
 fuzz_run() { "$GO" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-$3}"; }
 
@@ -298,7 +312,8 @@ for s in "$@"; do
 		if [ -n "$setup_failed" ]; then
 			skip unit "setup failed"
 		else
-			serial unit "$GO" test -count=1 -p "$UNIT_P" ./...
+			# shellcheck disable=SC2046 # a list of packages
+			serial unit "$GO" test -count=1 -p "$UNIT_P" $(unit_order)
 		fi
 		;;
 	e2e)
