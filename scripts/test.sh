@@ -9,7 +9,7 @@
 # its daemons (unit, e2e) are then reported as not run.
 #
 # Stages: check (gofmt, go vet, golangci-lint by scripts/lint.sh), setup
-# (scripts/setup.sh), unit (go test ./..., three packages at a time), e2e
+# (scripts/setup.sh), unit (go test ./..., the slowest packages first), e2e
 # (the e2e package once per other backend), fuzz (each fuzz target for a
 # fixed count of inputs; FUZZTIME overrides). They run in that order; e2e
 # runs in three lanes at once, each on daemons of its own:
@@ -23,10 +23,9 @@
 # no daemon), so that they fill whichever lane ends first.
 #
 # A profile of the run (vmstat, 2 cores): about 1,900 core-seconds of
-# work. With two packages at a time unit left the CPU a third idle (the
-# contract suites mostly wait on their daemons), e2e in two lanes left it
-# a third idle, and fuzz ran alone after them; running more than this at
-# once (unit beside e2e) only saturates the CPU and slows every lane.
+# work. e2e in two lanes left the CPU a third idle and fuzz ran alone
+# after it. Running more at once than this (unit three packages at a
+# time, or unit beside e2e) only saturated the CPU and slowed every lane.
 #
 # check, setup and unit print as they run; a lane's runs print their
 # output, whole, when each ends. Every run's output is also kept in
@@ -36,7 +35,7 @@ cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-}
-UNIT_P=${UNIT_P:-3}
+UNIT_P=${UNIT_P:-2}
 TEST_LOGS=${TEST_LOGS:-bin/test-logs}
 mkdir -p "$TEST_LOGS"
 TEST_LOGS=$(cd "$TEST_LOGS" && pwd)
