@@ -24,8 +24,8 @@
 #
 # A profile of the run (vmstat, 2 cores): about 1,900 core-seconds of
 # work. e2e in two lanes left the CPU a third idle and fuzz ran alone
-# after it. Running more at once than this (unit three packages at a
-# time, or unit beside e2e) only saturated the CPU and slowed every lane.
+# after it. Running unit beside e2e only saturated the CPU and slowed
+# every lane. UNIT_P is go test's -p for unit.
 #
 # check, setup and unit print as they run; a lane's runs print their
 # output, whole, when each ends. Every run's output is also kept in
