@@ -132,17 +132,19 @@ func (s *FSStore) Manifest(_ context.Context, repo, ref string) (Manifest, error
 }
 
 // PutManifest implements Store.
-func (s *FSStore) PutManifest(_ context.Context, repo, tag string, m Manifest) error {
+func (s *FSStore) PutManifest(_ context.Context, repo string, m Manifest, tags ...string) error {
 	if err := s.writeBytes(s.blobPath(m.Digest), m.Data); err != nil {
 		return err
 	}
 	if err := s.writeBytes(s.manifestPath(repo, m.Digest), []byte(m.MediaType)); err != nil {
 		return err
 	}
-	if tag == "" {
-		return nil
+	for _, tag := range tags {
+		if err := s.writeBytes(s.repoPath(repo, "_tags", tag), []byte(m.Digest)); err != nil {
+			return err
+		}
 	}
-	return s.writeBytes(s.repoPath(repo, "_tags", tag), []byte(m.Digest))
+	return nil
 }
 
 // DeleteManifest implements Store.

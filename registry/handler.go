@@ -58,7 +58,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Service == "" {
 		cfg.Service = "cornus"
 	}
-	u, err := newUploads(cfg.UploadDir, cfg.UploadQuota, cfg.UploadTTL)
+	u, err := newUploads(cfg.UploadDir, cfg.UploadTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,8 @@ func (h *Handler) putManifest(q *request, ref string) {
 		return
 	}
 	d, tags := digest.Canonical.FromBytes(data), []string{ref}
-	if want, ok := parseDigest(ref); ok {
+	want, byDigest := parseDigest(ref)
+	if byDigest {
 		if d = want.Algorithm().FromBytes(data); d != want {
 			writeError(q.w, http.StatusBadRequest, codeDigestInvalid, "the manifest's bytes are not "+ref)
 			return
@@ -121,22 +122,14 @@ func (h *Handler) putManifest(q *request, ref string) {
 		writeError(q.w, http.StatusBadRequest, codeManifestBlobUnknown, "the manifest names "+missing+", which "+q.repo+" does not have")
 		return
 	}
-	m := Manifest{MediaType: mt, Digest: d, Data: data}
-	if len(tags) == 0 {
-		tags = []string{""}
-	}
-	for _, tag := range tags {
-		if err := h.cfg.Store.PutManifest(q.r.Context(), q.repo, tag, m); err != nil {
-			serverError(q.w, err)
-			return
-		}
+	if err := h.cfg.Store.PutManifest(q.r.Context(), q.repo, Manifest{MediaType: mt, Digest: d, Data: data}, tags...); err != nil {
+		serverError(q.w, err)
+		return
 	}
 	hdr := q.w.Header()
-	if _, ok := parseDigest(ref); ok {
+	if byDigest {
 		for _, t := range tags {
-			if t != "" {
-				hdr.Add("OCI-Tag", t)
-			}
+			hdr.Add("OCI-Tag", t)
 		}
 	}
 	if f.Subject != nil {

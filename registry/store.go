@@ -30,8 +30,9 @@ type Store interface {
 
 	// Manifest returns the manifest ref (a tag or a digest) names in repo.
 	Manifest(ctx context.Context, repo, ref string) (Manifest, error)
-	// PutManifest stores m in repo, tagged tag ("" for none).
-	PutManifest(ctx context.Context, repo, tag string, m Manifest) error
+	// PutManifest stores m in repo and points tags (none, one or
+	// several) at it.
+	PutManifest(ctx context.Context, repo string, m Manifest, tags ...string) error
 	// DeleteManifest removes manifest d from repo, and every tag naming it.
 	DeleteManifest(ctx context.Context, repo string, d digest.Digest) error
 	// DeleteTag removes a tag from repo (not the manifest it names).

@@ -19,14 +19,16 @@ import (
 // dir, with who opened it for which repository beside it. Nothing of an
 // upload reaches the store before its digest is verified.
 type uploads struct {
-	dir   string
-	quota int64
-	ttl   time.Duration
+	dir string
+	ttl time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*session
 }
 
+// A session's mu serializes its requests. Size and Touched change only
+// under both mu and the uploads' mu (grow), so the uploads' totals and
+// sweep read them under the latter alone.
 type session struct {
 	ID, Repo, Principal string
 	Size                int64
@@ -34,7 +36,7 @@ type session struct {
 	mu                  sync.Mutex
 }
 
-func newUploads(dir string, quota int64, ttl time.Duration) (*uploads, error) {
+func newUploads(dir string, ttl time.Duration) (*uploads, error) {
 	if dir == "" {
 		return nil, errors.New("registry: no upload directory")
 	}
@@ -46,7 +48,7 @@ func newUploads(dir string, quota int64, ttl time.Duration) (*uploads, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("registry uploads: %w", err)
 	}
-	return &uploads{dir: dir, quota: quota, ttl: ttl, sessions: map[string]*session{}}, nil
+	return &uploads{dir: dir, ttl: ttl, sessions: map[string]*session{}}, nil
 }
 
 func (u *uploads) path(id string) string { return filepath.Join(u.dir, id) }
@@ -77,6 +79,14 @@ func (u *uploads) get(id, repo, principal string) (*session, bool) {
 		return nil, false
 	}
 	return s, true
+}
+
+// grow records n more bytes written to s (whose mu the caller holds).
+func (u *uploads) grow(s *session, n int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s.Size += n
+	s.Touched = time.Now()
 }
 
 // held is the bytes principal's sessions hold.
@@ -182,9 +192,9 @@ func (h *Handler) startUpload(q *request) {
 	h.uploadStatus(q, s, http.StatusAccepted)
 }
 
-// mount links blob m from repository from (or, with no from, from any
-// repository the principal may read) into q.repo; false: start an
-// upload instead, as the spec says.
+// mount links blob m from repository from into q.repo when the
+// principal may read it there; false (a mount with no from included):
+// start an upload instead, as the spec lets a registry do.
 func (h *Handler) mount(q *request, m, from string) bool {
 	d, ok := parseDigest(m)
 	if !ok || from == "" || !nameRE.MatchString(from) {
@@ -203,12 +213,17 @@ func (h *Handler) mount(q *request, m, from string) bool {
 	return true
 }
 
-func (h *Handler) uploadStatus(q *request, s *session, status int) {
+// sessionHeaders say where s is and how much of it is written.
+func sessionHeaders(q *request, s *session) {
 	hdr := q.w.Header()
 	hdr.Set("Location", "/v2/"+q.repo+"/blobs/uploads/"+s.ID)
 	hdr.Set("Docker-Upload-UUID", s.ID)
 	hdr.Set("Range", fmt.Sprintf("0-%d", max(s.Size-1, 0)))
-	hdr.Set("Content-Length", "0")
+}
+
+func (h *Handler) uploadStatus(q *request, s *session, status int) {
+	sessionHeaders(q, s)
+	q.w.Header().Set("Content-Length", "0")
 	q.w.WriteHeader(status)
 }
 
@@ -237,8 +252,7 @@ func (h *Handler) appendChunk(q *request, s *session) bool {
 	}
 	defer f.Close()
 	n, err := io.Copy(f, io.LimitReader(q.r.Body, room+1))
-	s.Size += n
-	s.Touched = time.Now()
+	h.uploads.grow(s, n)
 	if n > room {
 		h.uploads.close(s)
 		writeError(q.w, http.StatusRequestEntityTooLarge, codeSizeInvalid, "the upload passed its bound: dropped")
@@ -252,8 +266,7 @@ func (h *Handler) appendChunk(q *request, s *session) bool {
 }
 
 func (h *Handler) uploadRangeError(q *request, s *session) {
-	q.w.Header().Set("Location", "/v2/"+q.repo+"/blobs/uploads/"+s.ID)
-	q.w.Header().Set("Range", fmt.Sprintf("0-%d", max(s.Size-1, 0)))
+	sessionHeaders(q, s)
 	writeError(q.w, http.StatusRequestedRangeNotSatisfiable, codeBlobUploadInvalid, fmt.Sprintf("the chunk does not start at the upload's end (%d)", s.Size))
 }
 

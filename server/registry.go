@@ -31,10 +31,7 @@ type registryAuth struct{ s *Server }
 
 // Authenticate implements registry.Auth: client tokens only.
 func (a registryAuth) Authenticate(secret string) (string, bool) {
-	if err := a.s.tokens.reload(); err != nil {
-		a.s.log.Warn("tokens file", "err", err)
-	}
-	id, ok := a.s.tokens.authenticate(secret)
+	id, ok := a.s.tokens.authenticate(secret) // re-reads a changed tokens file
 	if !ok || id.tenant == "" {
 		return "", false
 	}
