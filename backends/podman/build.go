@@ -39,6 +39,11 @@ func (b *Backend) buildNative(ctx context.Context, tar io.Reader, o backends.Nat
 	if err != nil {
 		return backends.NativeResult{}, err
 	}
+	release, err := b.guard(ctx, classBuild)
+	if err != nil {
+		return backends.NativeResult{}, fmt.Errorf("build: %w", err)
+	}
+	defer release()
 	r := request{method: "POST", path: "/build", query: q, body: tar, header: http.Header{"Content-Type": {"application/x-tar"}}}
 	resp, err := b.cli.do(ctx, r)
 	if err != nil {

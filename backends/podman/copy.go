@@ -32,23 +32,34 @@ type pathStatWire struct {
 // holds the directory itself) and the stat of path. The caller closes the
 // stream.
 func (b *Backend) CopyFrom(ctx context.Context, id, p string) (io.ReadCloser, backends.PathStat, error) {
+	release, err := b.guard(ctx, classThreadEnding)
+	if err != nil {
+		return nil, backends.PathStat{}, fmt.Errorf("copy %s from container %s: %w", p, id, err)
+	}
 	resp, err := b.cli.do(ctx, request{method: "GET", path: "/containers/" + url.PathEscape(id) + "/archive", query: url.Values{"path": {p}}})
 	if err != nil {
+		release()
 		return nil, backends.PathStat{}, fmt.Errorf("copy %s from container %s: %w", p, id, err)
 	}
+	body := guardedBody{resp.Body, release}
 	st, err := pathStatOf(resp.Header)
 	if err != nil {
-		resp.Body.Close()
+		body.Close()
 		return nil, backends.PathStat{}, fmt.Errorf("copy %s from container %s: %w", p, id, err)
 	}
-	return resp.Body, st, nil
+	return body, st, nil
 }
 
 // CopyTo extracts a tar into the directory dir, keeping the owners the
 // tar names (as Docker's API does by default; podman's default gives
 // everything to the container's user).
 func (b *Backend) CopyTo(ctx context.Context, id, dir string, tar io.Reader) error {
-	err := b.cli.call(ctx, request{
+	release, err := b.guard(ctx, classThreadEnding)
+	if err != nil {
+		return fmt.Errorf("copy to %s in container %s: %w", dir, id, err)
+	}
+	defer release()
+	err = b.cli.call(ctx, request{
 		method: "PUT", path: "/containers/" + url.PathEscape(id) + "/archive", query: url.Values{"path": {dir}, "copyUIDGID": {"false"}},
 		body: tar, header: http.Header{"Content-Type": {"application/x-tar"}},
 	}, nil)
@@ -60,6 +71,11 @@ func (b *Backend) CopyTo(ctx context.Context, id, dir string, tar io.Reader) err
 
 // StatPath describes a path in the container.
 func (b *Backend) StatPath(ctx context.Context, id, p string) (backends.PathStat, error) {
+	release, err := b.guard(ctx, classThreadEnding)
+	if err != nil {
+		return backends.PathStat{}, fmt.Errorf("stat %s in container %s: %w", p, id, err)
+	}
+	defer release()
 	resp, err := b.cli.do(ctx, request{method: "HEAD", path: "/containers/" + url.PathEscape(id) + "/archive", query: url.Values{"path": {p}}})
 	if err != nil {
 		return backends.PathStat{}, fmt.Errorf("stat %s in container %s: %w", p, id, err)

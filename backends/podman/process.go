@@ -19,6 +19,11 @@ func (b *Backend) Top(ctx context.Context, id string, psArgs string) (backends.P
 	if psArgs != "" {
 		q.Set("ps_args", psArgs)
 	}
+	release, err := b.guard(ctx, classThreadEnding)
+	if err != nil {
+		return backends.Processes{}, fmt.Errorf("top of container %s: %w", id, err)
+	}
+	defer release()
 	var p backends.Processes
 	if err := b.cli.call(ctx, request{method: "GET", path: containerPath(id, "top"), query: q}, &p); err != nil {
 		return backends.Processes{}, fmt.Errorf("top of container %s: %w", id, err)
