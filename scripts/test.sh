@@ -12,15 +12,16 @@
 # (scripts/setup.sh), unit (go test ./..., the slowest packages first), e2e
 # (the e2e package once per other backend), fuzz (each fuzz target for a
 # fixed count of inputs; FUZZTIME overrides). They run in that order; e2e
-# runs in three lanes at once, each on daemons of its own:
+# runs in four lanes at once, each on daemons of its own:
 #
 #   containerd → bare  (they share CNI's address space: one after the other)
 #   kubernetes
 #   incus
+#   podman
 #
-# and each lane, when its own runs end, takes jobs from one queue until
-# none is left: the e2e run on podman, then the fuzz targets (CPU only,
-# no daemon), so that they fill whichever lane ends first.
+# and each lane, when its own runs end, takes fuzz targets (CPU only, no
+# daemon) from one queue until none is left, so that they fill whichever
+# lane ends first.
 #
 # A profile of the run (vmstat, 2 cores): about 1,900 core-seconds of
 # work. e2e in two lanes left the CPU a third idle and fuzz ran alone
@@ -47,23 +48,22 @@ lane_node=(
 )
 lane_kubernetes=("kubernetes CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig")
 lane_incus=("incus CORNUS_DEPLOY_BACKEND=incus")
-# e2e runs any lane takes once its own runs end.
-e2e_queued=("podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock")
-e2e_all=("${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}" "${e2e_queued[@]}")
+lane_podman=("podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock")
+e2e_all=("${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}" "${lane_podman[@]}")
 
-# The fuzz targets: package, target, default count of inputs (~30 s each
-# here). A count, not a duration: Go 1.26's fuzz coordinator can fail a
+# The fuzz targets: package, target, default count of inputs (15-60 s
+# each here, beside the e2e lanes). A count, not a duration: Go 1.26's fuzz coordinator can fail a
 # duration run with a spurious "context deadline exceeded" at its end
 # (golang/go#75804, fixed in 1.27).
 fuzz_targets=(
-	"./spec FuzzLoad 300000x"
-	"./compose FuzzStandardizeJSONC 300000x"
-	"./translate FuzzComposeToSpec 20000x"
-	"./caretaker/mount/export FuzzNames 80000x"
-	"./egress FuzzPolicy 200000x"
-	"./server FuzzRouteBodies 10000x"
-	"./builder FuzzDockerfile 100000x"
-	"./builder FuzzExtractContext 20000x"
+	"./spec FuzzLoad 150000x"
+	"./compose FuzzStandardizeJSONC 150000x"
+	"./translate FuzzComposeToSpec 10000x"
+	"./caretaker/mount/export FuzzNames 40000x"
+	"./egress FuzzPolicy 100000x"
+	"./server FuzzRouteBodies 5000x"
+	"./builder FuzzDockerfile 50000x"
+	"./builder FuzzExtractContext 10000x"
 	"./registry FuzzRequests 60000x"
 )
 
@@ -155,18 +155,13 @@ unit_order() {
 # fuzz_run PKG TARGET COUNT: one fuzz target's run.
 fuzz_run() { "$GO" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-$3}"; }
 
-# worker: run jobs taken one at a time from the queue file until it is
-# empty: "e2e NAME ENV..." (an e2e run) or "fuzz PKG TARGET COUNT".
+# worker: run fuzz targets ("PKG TARGET COUNT") taken one at a time from
+# the queue file until it is empty.
 worker() {
 	local job pkg target count
 	while job=$(take "$TEST_LOGS/.queue") && [ -n "$job" ]; do
-		case $job in
-		"e2e "*) e2e_runs "${job#e2e }" ;;
-		"fuzz "*)
-			read -r _ pkg target count <<<"$job"
-			quiet "fuzz/$target" "$pkg, ${FUZZTIME:-$count}" fuzz_run "$pkg" "$target" "$count"
-			;;
-		esac
+		read -r pkg target count <<<"$job"
+		quiet "fuzz/$target" "$pkg, ${FUZZTIME:-$count}" fuzz_run "$pkg" "$target" "$count"
 	done
 }
 
@@ -188,26 +183,22 @@ begin() {
 	done
 }
 
-# lanes FUZZ: the e2e lanes at once, each then taking jobs from the
-# queue (the e2e runs no lane owns; with FUZZ non-empty, the fuzz
-# targets) until none is left.
+# lanes FUZZ: the e2e lanes at once, each then taking fuzz targets from
+# the queue (with FUZZ non-empty) until none is left.
 lanes() {
 	local fz=$1 run t target pids=() queue=$TEST_LOGS/.queue
 	: >"$queue"
 	for run in "${e2e_all[@]}"; do
 		begin "e2e/${run%% *}"
 	done
-	for run in "${e2e_queued[@]}"; do
-		echo "e2e $run" >>"$queue"
-	done
 	if [ -n "$fz" ]; then
 		for t in "${fuzz_targets[@]}"; do
 			read -r _ target _ <<<"$t"
 			begin "fuzz/$target"
-			echo "fuzz $t" >>"$queue"
+			echo "$t" >>"$queue"
 		done
 	fi
-	echo "=== e2e: three lanes at once: containerd, bare | kubernetes | incus; then, in all three: podman${fz:+, fuzz targets}"
+	echo "=== e2e: four lanes at once: containerd, bare | kubernetes | incus | podman${fz:+; then, in each: fuzz targets}"
 	{
 		e2e_runs "${lane_node[@]}"
 		worker
@@ -220,6 +211,11 @@ lanes() {
 	pids+=($!)
 	{
 		e2e_runs "${lane_incus[@]}"
+		worker
+	} &
+	pids+=($!)
+	{
+		e2e_runs "${lane_podman[@]}"
 		worker
 	} &
 	pids+=($!)
