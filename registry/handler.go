@@ -221,6 +221,15 @@ func (h *Handler) authorize(q *request, a Action) bool {
 	return false
 }
 
+// storeError answers a store's refusal of a write.
+func storeError(w http.ResponseWriter, err error) {
+	if errors.Is(err, ErrUnsupported) {
+		writeError(w, http.StatusBadRequest, codeUnsupported, err.Error())
+		return
+	}
+	serverError(w, err)
+}
+
 func serverError(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusInternalServerError, codeUnsupported, err.Error())
 }

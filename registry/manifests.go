@@ -123,7 +123,7 @@ func (h *Handler) putManifest(q *request, ref string) {
 		return
 	}
 	if err := h.cfg.Store.PutManifest(q.r.Context(), q.repo, Manifest{MediaType: mt, Digest: d, Data: data}, tags...); err != nil {
-		serverError(q.w, err)
+		storeError(q.w, err)
 		return
 	}
 	hdr := q.w.Header()

@@ -12,8 +12,8 @@ import (
 // and linked to the repositories that may read them; manifests are kept
 // per repository, with tags naming them.
 //
-// Errors: ErrNotFound for what is missing; anything else is a failure of
-// the store.
+// Errors: ErrNotFound for what is missing, ErrUnsupported for what the
+// store cannot keep; anything else is a failure of the store.
 type Store interface {
 	// Blob returns the size of blob d as repo may read it.
 	Blob(ctx context.Context, repo string, d digest.Digest) (int64, error)
@@ -55,3 +55,7 @@ type Manifest struct {
 
 // ErrNotFound is what a Store returns for missing content.
 var ErrNotFound = errors.New("not found")
+
+// ErrUnsupported is what a Store returns for content it cannot keep (a
+// digest algorithm it does not verify); the client gets 400 UNSUPPORTED.
+var ErrUnsupported = errors.New("unsupported")

@@ -298,7 +298,10 @@ func (h *Handler) finish(q *request, s *session, dgst string) {
 		return
 	}
 	if err := h.cfg.Store.PutBlob(q.r.Context(), q.repo, d, s.Size, f); err != nil {
-		serverError(q.w, err)
+		if errors.Is(err, ErrUnsupported) {
+			h.uploads.close(s) // a refusal, as for a wrong digest
+		}
+		storeError(q.w, err)
 		return
 	}
 	h.uploads.close(s)

@@ -80,3 +80,45 @@ func (TokenAuth) Authorize(context.Context, string, string, registry.Action) err
 
 // Visible implements registry.Auth.
 func (TokenAuth) Visible(context.Context, string, string) bool { return true }
+
+// DeleteRepo deletes, through the API, every tagged manifest of repo and
+// the blobs they list (a test's cleanup: on a backend's own store,
+// nothing it pushed stays held).
+func (c Client) DeleteRepo(repo string) {
+	c.T.Helper()
+	code, _, body := c.Do("GET", "/v2/"+repo+"/tags/list", nil)
+	if code == http.StatusNotFound {
+		return
+	}
+	var list struct{ Tags []string }
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &list) != nil {
+		c.T.Errorf("cleanup: tags of %s: %d %s", repo, code, body)
+		return
+	}
+	for _, tag := range list.Tags {
+		code, hdr, body := c.Do("GET", "/v2/"+repo+"/manifests/"+tag, nil, "Accept", "application/vnd.oci.image.manifest.v1+json")
+		if code != http.StatusOK {
+			continue // deleted with an earlier tag
+		}
+		var m struct {
+			Config *struct{ Digest string }
+			Layers []struct{ Digest string }
+		}
+		_ = json.Unmarshal([]byte(body), &m)
+		blobs := []string{}
+		if m.Config != nil {
+			blobs = append(blobs, m.Config.Digest)
+		}
+		for _, l := range m.Layers {
+			blobs = append(blobs, l.Digest)
+		}
+		if code, _, body := c.Do("DELETE", "/v2/"+repo+"/manifests/"+hdr.Get("Docker-Content-Digest"), nil); code != http.StatusAccepted {
+			c.T.Errorf("cleanup: delete %s:%s: %d %s", repo, tag, code, body)
+		}
+		for _, b := range blobs {
+			if code, _, body := c.Do("DELETE", "/v2/"+repo+"/blobs/"+b, nil); code != http.StatusAccepted && code != http.StatusNotFound {
+				c.T.Errorf("cleanup: delete blob %s of %s: %d %s", b, repo, code, body)
+			}
+		}
+	}
+}
