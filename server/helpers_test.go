@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,10 +42,18 @@ type testServer struct {
 
 func newTestServer(t testing.TB) *testServer {
 	t.Helper()
+	return newTestServerWith(t)
+}
+
+// newTestServerWith is newTestServer with extra (NAME=VALUE, ahead of
+// the environment: the first of a name wins) selecting the backend.
+func newTestServerWith(t testing.TB, extra ...string) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dir := t.TempDir()
 	env := append(os.Environ(), "CORNUS_DATA_DIR="+filepath.Join(dir, "data"), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"))
+	env = append(slices.Clone(extra), env...)
 	b, err := fromenv.Open(ctx, env)
 	if err != nil {
 		if os.Getenv("CI") == "true" {

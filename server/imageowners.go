@@ -78,11 +78,20 @@ func reserved(name string) bool {
 	return reference.FamiliarName(n) == caretaker.AgentRepo
 }
 
-// tagOwner is who loaded name ("" for none).
+// tagOwner is who loaded, built or pushed name ("" for none).
 func (o *imageOwners) tagOwner(name string) string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.f.Tags[imageName(name)]
+	return o.ownerOf(name)
+}
+
+// ownerOf is name's owner: the tenant that loaded or built it, else the
+// one that pushed to its repository (registry.go); o.mu is held.
+func (o *imageOwners) ownerOf(name string) string {
+	if owner := o.f.Tags[imageName(name)]; owner != "" {
+		return owner
+	}
+	return o.f.Repos[repoKey(name)]
 }
 
 // idOwners are the tenants that loaded image id.
@@ -129,7 +138,7 @@ func (o *imageOwners) visibleTags(tenant string, img backends.Image) []string {
 	defer o.mu.Unlock()
 	var out []string
 	for _, t := range img.Tags {
-		if owner := o.f.Tags[imageName(t)]; owner == "" || owner == tenant {
+		if owner := o.ownerOf(t); owner == "" || owner == tenant {
 			out = append(out, t)
 		}
 	}
@@ -143,7 +152,7 @@ func (o *imageOwners) claim(tenant string, names []string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, n := range names {
-		if owner := o.f.Tags[imageName(n)]; owner != "" && owner != tenant {
+		if owner := o.ownerOf(n); owner != "" && owner != tenant {
 			return fmt.Errorf("%w: image %s is another tenant's: use another name", errdefs.ErrPermissionDenied, n)
 		}
 	}

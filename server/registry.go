@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+
+	"github.com/distribution/reference"
 
 	"github.com/cornus-dev/cornus/registry"
 )
@@ -15,19 +18,38 @@ import (
 // there. A registry request authenticates with a client token, as the
 // password of Basic (docker login) or as the Bearer token the registry's
 // token endpoint hands back; caretaker tokens are refused.
+//
+// Where the backend has a content store of its own (registryStorer), the
+// registry is a view of it: a repository's tags are the backend's images
+// (app:1 is repository app's tag 1), so what a tenant pushes runs at
+// once, and one name has one owner whichever way it came in (a load, a
+// build or a push: imageowners.go). Elsewhere the registry keeps its
+// content under the server's data directory.
 
-func newRegistry(dataDir string, auth registry.Auth) (*registry.Handler, error) {
+// registryStorer is a backend whose own image store the registry serves.
+type registryStorer interface{ RegistryStore() registry.Store }
+
+func newRegistry(dataDir string, s *Server) (*registry.Handler, error) {
 	dir := filepath.Join(dataDir, "registry")
-	store, err := registry.NewFSStore(filepath.Join(dir, "store"))
-	if err != nil {
-		return nil, err
+	var store registry.Store
+	if rs, ok := s.b.(registryStorer); ok {
+		store = rs.RegistryStore()
+	} else {
+		fs, err := registry.NewFSStore(filepath.Join(dir, "store"))
+		if err != nil {
+			return nil, err
+		}
+		store = fs
 	}
-	return registry.New(registry.Config{Store: store, Auth: auth, UploadDir: filepath.Join(dir, "uploads")})
+	return registry.New(registry.Config{Store: store, Auth: registryAuth{s, store}, UploadDir: filepath.Join(dir, "uploads")})
 }
 
 // registryAuth is the registry's view of the server's tokens and image
 // owners.
-type registryAuth struct{ s *Server }
+type registryAuth struct {
+	s     *Server
+	store registry.Store
+}
 
 // Authenticate implements registry.Auth: client tokens only.
 func (a registryAuth) Authenticate(secret string) (string, bool) {
@@ -39,43 +61,79 @@ func (a registryAuth) Authenticate(secret string) (string, bool) {
 }
 
 // Authorize implements registry.Auth.
-func (a registryAuth) Authorize(_ context.Context, tenant, repo string, act registry.Action) error {
+func (a registryAuth) Authorize(ctx context.Context, tenant, repo string, act registry.Action) error {
 	if act != registry.Pull && reserved(repo) {
 		return fmt.Errorf("%w: %s is cornus's own repository (the caretaker image)", registry.ErrDenied, repo)
 	}
-	return a.s.imageOwners.useRepo(tenant, repo, act != registry.Pull)
+	return a.s.imageOwners.useRepo(tenant, repo, act != registry.Pull, func() (bool, error) {
+		_, err := a.store.Tags(ctx, repo)
+		if errors.Is(err, registry.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 }
 
 // Visible implements registry.Auth.
 func (a registryAuth) Visible(_ context.Context, tenant, repo string) bool {
-	owner := a.s.imageOwners.repoOwner(repo)
-	return owner == "" || owner == tenant
+	return a.s.imageOwners.repoIsFor(tenant, repo)
 }
 
-// repoOwner is the tenant that owns registry repository repo ("" for
-// none).
-func (o *imageOwners) repoOwner(repo string) string {
+// repoIsFor reports whether repository repo is tenant's or nobody's.
+func (o *imageOwners) repoIsFor(tenant, repo string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.f.Repos[repo]
+	return !o.repoOwnedByOther(tenant, repoKey(repo))
+}
+
+// repoOwnedByOther reports whether a tenant other than tenant owns the
+// repository (by a push to it) or any of its tags (by a load or a
+// build); o.mu is held.
+func (o *imageOwners) repoOwnedByOther(tenant, key string) bool {
+	if owner := o.f.Repos[key]; owner != "" && owner != tenant {
+		return true
+	}
+	for name, owner := range o.f.Tags {
+		if owner != tenant && repoKey(name) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // useRepo lets tenant use repo: another tenant's is not found; a write
-// to a repository nobody owns claims it first.
-func (o *imageOwners) useRepo(tenant, repo string, write bool) error {
+// to a repository nobody owns claims it first, unless the store holds
+// images there already (held reports it): those are the operator's,
+// shared read-only.
+func (o *imageOwners) useRepo(tenant, repo string, write bool, held func() (bool, error)) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	switch owner := o.f.Repos[repo]; {
-	case owner == tenant:
-		return nil
-	case owner != "":
+	key := repoKey(repo)
+	switch {
+	case o.repoOwnedByOther(tenant, key):
 		return fmt.Errorf("%w: repository %s", registry.ErrNotFound, repo)
-	case !write:
+	case !write || o.f.Repos[key] == tenant:
 		return nil
+	}
+	shared, err := held()
+	if err != nil {
+		return fmt.Errorf("repository %s: %w", repo, err)
+	}
+	if shared {
+		return fmt.Errorf("%w: repository %s holds images no tenant owns (shared with every tenant, read-only): push under another name", registry.ErrDenied, repo)
 	}
 	if o.f.Repos == nil {
 		o.f.Repos = map[string]string{}
 	}
-	o.f.Repos[repo] = tenant
+	o.f.Repos[key] = tenant
 	return writeFileAtomic(o.path, o.f)
+}
+
+// repoKey is the repository of an image name or registry repository in
+// its familiar form (app for library/app and docker.io/library/app:1).
+func repoKey(name string) string {
+	if n, err := reference.ParseNormalizedNamed(name); err == nil {
+		return reference.FamiliarName(n)
+	}
+	return name
 }

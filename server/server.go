@@ -130,7 +130,7 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
 		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
 	s.builder = builder.New(b, cfg.Environ)
-	if s.registry, err = newRegistry(state, registryAuth{s}); err != nil {
+	if s.registry, err = newRegistry(state, s); err != nil {
 		return nil, err
 	}
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
