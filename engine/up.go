@@ -54,6 +54,11 @@ func (e *Engine) Up(ctx context.Context, p spec.Project, o UpOptions) (UpResult,
 			if err := backends.Refusal(e.b.Name(), e.caps, p.Services[n]); err != nil {
 				return UpResult{}, err
 			}
+			// Secrets and configs it may not or cannot read refuse the
+			// up before a network or volume is made for it.
+			if _, err := e.files(p.Services[n]); err != nil {
+				return UpResult{}, err
+			}
 			apps = append(apps, p.Services[n])
 		}
 	}

@@ -34,10 +34,26 @@ func (ts *testServer) refused(method, path, token string, body any, wantCode int
 	}
 }
 
+// noContainers asserts a refused request left nothing of project: no
+// container, network or volume.
 func (ts *testServer) noContainers(project string) {
 	ts.t.Helper()
 	if cs := ts.containers(project); len(cs) != 0 {
 		ts.t.Fatalf("project %s: a refused request created %d containers", project, len(cs))
+	}
+	ctx, labels := context.Background(), backends.ListOptions{Labels: map[string]string{backends.LabelProject: project}}
+	vs, err := ts.b.ListVolumes(ctx, labels)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	var ns []backends.Network
+	if nb, ok := ts.b.(backends.Networks); ok {
+		if ns, err = nb.ListNetworks(ctx, labels); err != nil {
+			ts.t.Fatal(err)
+		}
+	}
+	if len(vs)+len(ns) != 0 {
+		ts.t.Fatalf("project %s: a refused request created %d networks and %d volumes", project, len(ns), len(vs))
 	}
 }
 
