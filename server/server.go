@@ -75,7 +75,8 @@ type Server struct {
 	// their clients.
 	builder *builder.Builder
 	// registry is the OCI registry on /v2/ (registry.go).
-	registry *registry.Handler
+	registry   *registry.Handler
+	registryGC func(context.Context, time.Duration) (registry.GCStats, error) // nil: the backend's store
 }
 
 // TokensFile is where client tokens are read: CORNUS_TOKENS_FILE, else
@@ -151,7 +152,10 @@ func (s *Server) TokensFile() string { return s.cfg.TokensFile }
 // Handler is the deploy API. Its first call starts the watcher that
 // ends what revoked tokens opened (Close stops it).
 func (s *Server) Handler() http.Handler {
-	s.watchOnce.Do(func() { go s.watch(s.stopWatch) })
+	s.watchOnce.Do(func() {
+		go s.watch(s.stopWatch)
+		go s.collectRegistry(s.stopWatch)
+	})
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
 		if rt.caretaker {
@@ -166,10 +170,12 @@ func (s *Server) Handler() http.Handler {
 	return s.logged(mux)
 }
 
-// Close stops the server's watcher and what its builds started (a
-// buildkitd).
+// Close ends the sessions (waiting, bounded, for what their ends do:
+// nothing writes the server's state after it returns), stops the
+// server's watcher and what its builds started (a buildkitd).
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.sessions.closeAll()
 		close(s.stopWatch)
 		_ = s.builder.Close()
 	})
@@ -262,7 +268,6 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s.sessions.closeAll()
 	s.Close()
 	err = hs.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {

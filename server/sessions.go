@@ -248,6 +248,7 @@ func (ss *sessions) add(s *session) bool {
 		return false
 	}
 	ss.byID[s.id] = s
+	ss.downs.Add(1) // until its end has run: closeAll waits for it
 	return true
 }
 
@@ -261,7 +262,6 @@ func (ss *sessions) end(s *session) {
 		delete(ss.byProject, s.project)
 	}
 	down := owned && !s.detach
-	ss.downs.Add(1)
 	_ = ss.saveLocked()
 	ss.mu.Unlock()
 	defer ss.downs.Done()
@@ -418,8 +418,9 @@ func (ss *sessions) of(project string) (string, bool) {
 	return "", false
 }
 
-// closeAll ends every session at shutdown and waits (bounded) for the
-// deployments they owned to be removed.
+// closeAll ends every session at shutdown and waits (bounded) for each
+// session's end: its state saved, its mounts gone, the deployment it
+// owned removed.
 func (ss *sessions) closeAll() {
 	ss.mu.Lock()
 	ss.stopping = true
