@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 )
@@ -27,7 +29,12 @@ import (
 // nothing half-visible; a blob is linked only once it is whole. Repository
 // components cannot begin with "_" (the name grammar), so no repository
 // reaches the store's own directories.
-type FSStore struct{ dir string }
+//
+// GC (fsgc.go) frees what no repository holds; writes wait while it runs.
+type FSStore struct {
+	dir string
+	mu  sync.RWMutex // writes share it; GC holds it alone
+}
 
 // NewFSStore returns a store under dir, created if missing.
 func NewFSStore(dir string) (*FSStore, error) {
@@ -55,11 +62,16 @@ func (s *FSStore) manifestPath(repo string, d digest.Digest) string {
 	return s.repoPath(repo, "_manifests", string(d.Algorithm()), d.Encoded())
 }
 
-// Blob implements Store.
+// Blob implements Store. The link it answers for is refreshed: a push
+// checks its manifest's blobs this way just before it puts the manifest,
+// and GC leaves fresh links alone.
 func (s *FSStore) Blob(_ context.Context, repo string, d digest.Digest) (int64, error) {
-	if _, err := os.Stat(s.linkPath(repo, d)); err != nil {
+	link := s.linkPath(repo, d)
+	if _, err := os.Stat(link); err != nil {
 		return 0, notFound(err)
 	}
+	now := time.Now()
+	_ = os.Chtimes(link, now, now) // best effort: a pull's read must not fail on it
 	st, err := os.Stat(s.blobPath(d))
 	if err != nil {
 		return 0, notFound(err)
@@ -81,6 +93,8 @@ func (s *FSStore) OpenBlob(ctx context.Context, repo string, d digest.Digest) (i
 
 // PutBlob implements Store.
 func (s *FSStore) PutBlob(ctx context.Context, repo string, d digest.Digest, size int64, r io.Reader) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if _, err := os.Stat(s.blobPath(d)); err != nil {
 		if err := s.write(s.blobPath(d), func(w io.Writer) error {
 			n, err := io.Copy(w, r)
@@ -92,11 +106,17 @@ func (s *FSStore) PutBlob(ctx context.Context, repo string, d digest.Digest, siz
 			return err
 		}
 	}
-	return s.LinkBlob(ctx, repo, d)
+	return s.link(repo, d)
 }
 
 // LinkBlob implements Store.
 func (s *FSStore) LinkBlob(_ context.Context, repo string, d digest.Digest) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.link(repo, d)
+}
+
+func (s *FSStore) link(repo string, d digest.Digest) error {
 	if _, err := os.Stat(s.blobPath(d)); err != nil {
 		return notFound(err)
 	}
@@ -133,6 +153,8 @@ func (s *FSStore) Manifest(_ context.Context, repo, ref string) (Manifest, error
 
 // PutManifest implements Store.
 func (s *FSStore) PutManifest(_ context.Context, repo string, m Manifest, tags ...string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if err := s.writeBytes(s.blobPath(m.Digest), m.Data); err != nil {
 		return err
 	}

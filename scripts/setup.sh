@@ -6,9 +6,9 @@
 # Kubernetes test cluster: its first run builds Kubernetes, ~15 min, cached
 # by version), and buildkitd for builds on the backends without a builder
 # of their own (its first run builds it, ~5 min, cached by version), and
-# the OCI conformance test (~20 s, cached by version). `setup.sh demo`
-# does only what `make demo` needs: busybox and dockerd (the demo runs on
-# the default backend).
+# the OCI conformance test (~20 s, cached by version) and skopeo.
+# `setup.sh demo` does only what `make demo` needs: busybox and dockerd
+# (the demo runs on the default backend).
 # Idempotent; safe to run on every `make test` / `make demo`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +24,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 if [ "${1:-}" = demo ]; then
 	exec "$here/dockerd.sh"
+fi
+# skopeo: a client of the server's registry in the tests.
+if ! command -v skopeo >/dev/null 2>&1; then
+	echo "setup: installing skopeo"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq skopeo >/dev/null
 fi
 # The devcontainer CLI, a real client of the Docker API proxy in the tests.
 if ! command -v devcontainer >/dev/null 2>&1 || [ "$(devcontainer --version 2>/dev/null)" != "0.89.0" ]; then

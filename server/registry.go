@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/distribution/reference"
 
@@ -39,9 +40,40 @@ func newRegistry(dataDir string, s *Server) (*registry.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		store = fs
+		store, s.registryGC = fs, fs.GC
 	}
 	return registry.New(registry.Config{Store: store, Auth: registryAuth{s, store}, UploadDir: filepath.Join(dir, "uploads")})
+}
+
+// registryGCEvery is how often the server collects its registry's own
+// store; what is younger than it (a push whose manifest has not come
+// yet) is kept.
+const registryGCEvery = time.Hour
+
+// collectRegistry frees, every registryGCEvery, what the registry's own
+// store holds for no repository. A backend's own store is the backend's
+// to collect (containerd's GC frees what the registry let go).
+func (s *Server) collectRegistry(stop <-chan struct{}) {
+	if s.registryGC == nil {
+		return
+	}
+	t := time.NewTicker(registryGCEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		st, err := s.registryGC(context.Background(), registryGCEvery)
+		if err != nil {
+			s.log.Warn("registry gc", "err", err)
+			continue
+		}
+		if st.Links+st.Blobs > 0 {
+			s.log.Info("registry gc", "links", st.Links, "blobs", st.Blobs, "bytes", st.Bytes)
+		}
+	}
 }
 
 // registryAuth is the registry's view of the server's tokens and image
