@@ -143,7 +143,7 @@ func TestEventsAndVerbs(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("events: no subscription")
 	}
-	c := started(t, b, project, spec.App{Name: "app", Command: sh("echo hello; trap 'exit 42' USR1; trap 'exit 0' TERM; while true; do sleep 0.1; done")})
+	c := started(t, b, project, spec.App{Name: "app", Command: sh("echo hello; trap 'exit 42' USR1; trap 'exit 0' TERM; echo trapped; while true; do sleep 0.1; done")})
 
 	var attached bytes.Buffer
 	actx, acancel := context.WithTimeout(ctx, 2*time.Second)
@@ -187,6 +187,13 @@ func TestEventsAndVerbs(t *testing.T) {
 	if err := b.Restart(ctx, c.ID, backends.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The shell is PID 1, which ignores a signal it has no handler for
+	// yet: USR1 waits until the restarted run says its traps are set.
+	eventually(t, 30*time.Second, "the restarted container's traps", func() bool {
+		var out bytes.Buffer
+		_ = b.Logs(ctx, c.ID, backends.LogOptions{Tail: -1, Stdout: &out, Stderr: io.Discard})
+		return strings.Count(out.String(), "trapped") >= 2
+	})
 	if err := b.Kill(ctx, c.ID, spec.Signal(syscall.SIGUSR1)); err != nil {
 		t.Fatal(err)
 	}
