@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,8 +68,11 @@ func startProxy(t *testing.T, backend string, env ...string) *proxy {
 			t.Logf("proxy log:\n%s", logs.String())
 		}
 	})
+	// Ready once it accepts: the socket file appears at bind, a moment
+	// before listen, and a dial in between is refused.
 	for i := 0; ; i++ {
-		if _, err := os.Stat(p.sock); err == nil {
+		if c, err := net.Dial("unix", p.sock); err == nil {
+			c.Close()
 			break
 		}
 		if i > 100 {

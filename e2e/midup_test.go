@@ -33,7 +33,7 @@ const midUpServices = drillServices + `
 
 // killUpMidway starts `compose up -d` and SIGKILLs it delay after it
 // reports work on its first container (creating, recreating or starting
-// one a killed up left). The round must have interrupted
+// one a killed up left) and the backend lists one. The round must have interrupted
 // up: it fails the test when up finished before the kill. It returns
 // whether the kill left a half-made project (containers listed, not all
 // of the want running).
@@ -57,6 +57,16 @@ func killUpMidway(t *testing.T, p *project, b backends.Backend, delay time.Durat
 		if l := sc.Text(); strings.Contains(l, "Container") && (strings.Contains(l, "Creating") || strings.Contains(l, "Starting") || strings.Contains(l, "Recreate")) {
 			break
 		}
+	}
+	// The delay counts from the first container the backend lists, not
+	// from the progress line: under load the line comes well before it,
+	// and a kill then leaves nothing to converge.
+	list := func() []backends.Container {
+		cs, _ := b.List(ctx, backends.ListOptions{Labels: map[string]string{backends.ComposeProject: p.name}, All: true})
+		return cs
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(list()) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(delay)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
