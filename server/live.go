@@ -77,17 +77,24 @@ func (s *Server) stillAllowed(e *liveEntry) bool {
 
 // watch sweeps the live entries every revokeTick until stop closes.
 func (s *Server) watch(stop <-chan struct{}) {
-	t := time.NewTicker(revokeTick)
+	every(stop, revokeTick, func() {
+		if err := s.tokens.reload(); err != nil {
+			s.log.Warn("tokens file: keeping the tokens last read", "err", err)
+		}
+		s.live.sweep(s.stillAllowed)
+	})
+}
+
+// every calls f each period until stop closes.
+func every(stop <-chan struct{}, period time.Duration, f func()) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
+			f()
 		}
-		if err := s.tokens.reload(); err != nil {
-			s.log.Warn("tokens file: keeping the tokens last read", "err", err)
-		}
-		s.live.sweep(s.stillAllowed)
 	}
 }

@@ -57,23 +57,14 @@ func (s *Server) collectRegistry(stop <-chan struct{}) {
 	if s.registryGC == nil {
 		return
 	}
-	t := time.NewTicker(registryGCEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+	every(stop, registryGCEvery, func() {
 		st, err := s.registryGC(context.Background(), registryGCEvery)
 		if err != nil {
 			s.log.Warn("registry gc", "err", err)
-			continue
-		}
-		if st.Links+st.Blobs > 0 {
+		} else if st.Links+st.Blobs > 0 {
 			s.log.Info("registry gc", "links", st.Links, "blobs", st.Blobs, "bytes", st.Bytes)
 		}
-	}
+	})
 }
 
 // registryAuth is the registry's view of the server's tokens and image
