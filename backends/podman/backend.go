@@ -30,8 +30,6 @@ type Backend struct {
 	// ensureMu serialises EnsureNetwork/EnsureVolume within this process;
 	// podman's own name uniqueness covers other processes.
 	ensureMu sync.Mutex
-
-	builds buildGuard // builds apart from thread-ending calls (buildguard.go)
 }
 
 // New opens the endpoint the environment selects (see config.go). A named

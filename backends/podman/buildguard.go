@@ -21,7 +21,9 @@ import (
 //
 // cornus cannot keep other clients from doing it, but it never does it to
 // its own builds: on those versions its copies, stats of paths and tops
-// wait until its running builds end, and a build waits for them.
+// wait until its running builds end, and a build waits for them, across
+// every Backend of the process that speaks to the same service. Another
+// process's copy can still kill a build.
 
 // threadSafeBuilds is the first podman whose builds survive a thread's end.
 const threadSafeBuilds = 4*1000 + 6
@@ -102,7 +104,25 @@ func (b *Backend) guard(ctx context.Context, class int) (release func(), err err
 	if info, err := b.hostInfo(ctx); err == nil && !buildsDieWithThreads(info.Version.Version) {
 		return func() {}, nil
 	}
-	return b.builds.enter(ctx, class)
+	return guardOf(b.Endpoint()).enter(ctx, class)
+}
+
+// guards are the process's guards, one per podman endpoint: every Backend
+// of the process that speaks to one service keeps to one guard.
+var (
+	guardsMu sync.Mutex
+	guards   = map[string]*buildGuard{}
+)
+
+func guardOf(endpoint string) *buildGuard {
+	guardsMu.Lock()
+	defer guardsMu.Unlock()
+	g := guards[endpoint]
+	if g == nil {
+		g = &buildGuard{}
+		guards[endpoint] = g
+	}
+	return g
 }
 
 // buildsDieWithThreads reports whether a podman of version v has the bug.
