@@ -91,7 +91,7 @@ func (o *imageOwners) ownerOf(name string) string {
 	if owner := o.f.Tags[imageName(name)]; owner != "" {
 		return owner
 	}
-	return o.f.Repos[repoKey(name)]
+	return o.f.Repos[imageref.Repo(name)]
 }
 
 // idOwners are the tenants that loaded image id.

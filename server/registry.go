@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/distribution/reference"
-
+	"github.com/cornus-dev/cornus/internal/imageref"
 	"github.com/cornus-dev/cornus/registry"
 )
 
@@ -106,7 +105,7 @@ func (a registryAuth) Visible(_ context.Context, tenant, repo string) bool {
 func (o *imageOwners) repoIsFor(tenant, repo string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return !o.repoOwnedByOther(tenant, repoKey(repo))
+	return !o.repoOwnedByOther(tenant, imageref.Repo(repo))
 }
 
 // repoOwnedByOther reports whether a tenant other than tenant owns the
@@ -117,7 +116,7 @@ func (o *imageOwners) repoOwnedByOther(tenant, key string) bool {
 		return true
 	}
 	for name, owner := range o.f.Tags {
-		if owner != tenant && repoKey(name) == key {
+		if owner != tenant && imageref.Repo(name) == key {
 			return true
 		}
 	}
@@ -131,7 +130,7 @@ func (o *imageOwners) repoOwnedByOther(tenant, key string) bool {
 func (o *imageOwners) useRepo(tenant, repo string, write bool, held func() (bool, error)) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	key := repoKey(repo)
+	key := imageref.Repo(repo)
 	switch {
 	case o.repoOwnedByOther(tenant, key):
 		return fmt.Errorf("%w: repository %s", registry.ErrNotFound, repo)
@@ -150,13 +149,4 @@ func (o *imageOwners) useRepo(tenant, repo string, write bool, held func() (bool
 	}
 	o.f.Repos[key] = tenant
 	return writeFileAtomic(o.path, o.f)
-}
-
-// repoKey is the repository of an image name or registry repository in
-// its familiar form (app for library/app and docker.io/library/app:1).
-func repoKey(name string) string {
-	if n, err := reference.ParseNormalizedNamed(name); err == nil {
-		return reference.FamiliarName(n)
-	}
-	return name
 }

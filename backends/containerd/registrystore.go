@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/cornus-dev/cornus/internal/imageref"
 	"github.com/cornus-dev/cornus/registry"
 )
 
@@ -73,23 +73,16 @@ func repoTag(name string) (repo, tag string, ok bool) {
 	return repo, t.Tag(), true
 }
 
-// sameRepo reports whether two repository names are one (app and
-// library/app are).
-func sameRepo(a, b string) bool {
-	na, err1 := reference.ParseNormalizedNamed(a)
-	nb, err2 := reference.ParseNormalizedNamed(b)
-	return err1 == nil && err2 == nil && na.Name() == nb.Name()
-}
-
-// repoImages are the images of repo.
+// repoImages are the images of repo (app and library/app are one).
 func (s registryStore) repoImages(ctx context.Context, repo string) ([]images.Image, error) {
 	all, err := s.is().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list images: %w", err)
 	}
+	key := repoKey(repo)
 	var out []images.Image
 	for _, img := range all {
-		if r, _, ok := repoTag(img.Name); ok && sameRepo(r, repo) {
+		if r, _, ok := repoTag(img.Name); ok && r == key {
 			out = append(out, img)
 		}
 	}
@@ -98,12 +91,7 @@ func (s registryStore) repoImages(ctx context.Context, repo string) ([]images.Im
 
 // repoKey is the label suffix naming repo: its familiar form, one for
 // app and library/app.
-func repoKey(repo string) string {
-	if n, err := reference.ParseNormalizedNamed(repo); err == nil {
-		return reference.FamiliarName(n)
-	}
-	return repo
-}
+func repoKey(repo string) string { return imageref.Repo(repo) }
 
 // labelled reports whether d carries label prefix+repo.
 func (s registryStore) labelled(ctx context.Context, d digest.Digest, prefix, repo string) (content.Info, bool, error) {
@@ -310,15 +298,14 @@ func (s registryStore) PutManifest(ctx context.Context, repo string, m registry.
 	if err := content.WriteBlob(ctx, s.cs(), "cornus-registry-"+m.Digest.String(), strings.NewReader(string(m.Data)), desc, content.WithLabels(labels)); err != nil {
 		return fmt.Errorf("write manifest %s: %w", m.Digest, err)
 	}
-	children, err := images.Children(ctx, s.cs(), desc)
-	if err != nil {
-		return fmt.Errorf("manifest %s: %w", m.Digest, err)
-	}
-	for k, v := range childLabels(children) {
-		labels[k] = v
-	}
+	// A manifest already there kept its labels: this repository's go on.
 	if err := s.addLabels(ctx, m.Digest, labels); err != nil {
 		return err
+	}
+	// Its GC references to its children, as containerd's own pulls set
+	// them.
+	if _, err := images.SetChildrenLabels(s.cs(), images.ChildrenHandler(s.cs()))(ctx, desc); err != nil {
+		return fmt.Errorf("manifest %s: %w", m.Digest, err)
 	}
 	for _, tag := range tags {
 		name, err := imageName(repo, tag)
@@ -335,30 +322,6 @@ func (s registryStore) PutManifest(ctx context.Context, repo string, m registry.
 		}
 	}
 	return nil
-}
-
-// childLabels are the GC references of a manifest to its children, as
-// containerd's own pulls set them.
-func childLabels(children []ocispec.Descriptor) map[string]string {
-	out := map[string]string{}
-	seen := map[string]int{}
-	for _, c := range children {
-		for _, key := range images.ChildGCLabels(c) {
-			if strings.HasSuffix(key, ".sha256.") {
-				if c.Digest.Validate() == nil {
-					out[key+c.Digest.Encoded()] = c.Digest.String()
-				}
-				continue
-			}
-			i := seen[key]
-			seen[key]++
-			if strings.HasSuffix(key, ".") || i > 0 {
-				key += strconv.Itoa(i)
-			}
-			out[key] = c.Digest.String()
-		}
-	}
-	return out
 }
 
 // DeleteManifest implements registry.Store: repo's tags naming d go, and

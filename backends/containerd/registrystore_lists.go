@@ -22,19 +22,28 @@ func (s registryStore) Manifests(ctx context.Context, repo string) ([]digest.Dig
 	if err != nil {
 		return nil, err
 	}
-	var out []digest.Digest
+	out, err := s.pushedManifests(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
 	for _, img := range imgs {
 		out = append(out, img.Target.Digest)
 	}
-	err = s.cs().Walk(ctx, func(info content.Info) error {
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// pushedManifests are the manifests pushed to repo, tagged or not.
+func (s registryStore) pushedManifests(ctx context.Context, repo string) ([]digest.Digest, error) {
+	var out []digest.Digest
+	err := s.cs().Walk(ctx, func(info content.Info) error {
 		out = append(out, info.Digest)
 		return nil
 	}, labelFilter(labelManifestIn+repoKey(repo)))
 	if err != nil {
 		return nil, fmt.Errorf("list manifests: %w", err)
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
 }
 
 // labelFilter matches content carrying label key.
@@ -53,7 +62,7 @@ func (s registryStore) Tags(ctx context.Context, repo string) ([]string, error) 
 		tags = append(tags, tag)
 	}
 	if len(tags) == 0 {
-		ds, err := s.Manifests(ctx, repo)
+		ds, err := s.pushedManifests(ctx, repo)
 		if err != nil {
 			return nil, err
 		}

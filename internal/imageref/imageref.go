@@ -22,3 +22,14 @@ func Full(ref string) string {
 	}
 	return reference.TagNameOnly(n).String()
 }
+
+// Repo is the repository of an image name or registry repository in its
+// familiar form (app for library/app and docker.io/library/app:1), or
+// name as it is when it does not parse.
+func Repo(name string) string {
+	n, err := reference.ParseNormalizedNamed(name)
+	if err != nil {
+		return name
+	}
+	return reference.FamiliarName(n)
+}

@@ -17,3 +17,15 @@ func TestFull(t *testing.T) {
 }
 
 const sixtyFour = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// TestRepo: one familiar repository however a name is written.
+func TestRepo(t *testing.T) {
+	for in, want := range map[string]string{
+		"app": "app", "library/app": "app", "docker.io/library/app:1": "app",
+		"me/app:1": "me/app", "ghcr.io/x/y": "ghcr.io/x/y", "Not A Name": "Not A Name",
+	} {
+		if got := Repo(in); got != want {
+			t.Errorf("Repo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
