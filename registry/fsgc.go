@@ -48,7 +48,11 @@ func (s *FSStore) GC(ctx context.Context, grace time.Duration) (GCStats, error) 
 		for d := range named {
 			held[d] = true
 		}
-		err = s.eachFile(s.repoPath(repo, "_blobs"), func(d digest.Digest, path string, info fs.FileInfo) error {
+		err = s.eachFile(s.repoPath(repo, "_blobs"), func(d digest.Digest, path string, e fs.DirEntry) error {
+			info, err := e.Info()
+			if err != nil {
+				return ignoreGone(err)
+			}
 			if named[d] || info.ModTime().After(cutoff) {
 				held[d] = true
 				return nil
@@ -60,7 +64,11 @@ func (s *FSStore) GC(ctx context.Context, grace time.Duration) (GCStats, error) 
 			return st, fmt.Errorf("registry gc: %s: %w", repo, err)
 		}
 	}
-	err = s.eachFile(filepath.Join(s.dir, "blobs"), func(d digest.Digest, path string, info fs.FileInfo) error {
+	err = s.eachFile(filepath.Join(s.dir, "blobs"), func(d digest.Digest, path string, e fs.DirEntry) error {
+		info, err := e.Info()
+		if err != nil {
+			return ignoreGone(err)
+		}
 		if held[d] || info.ModTime().After(cutoff) {
 			return nil
 		}
@@ -105,8 +113,9 @@ func (s *FSStore) named(ctx context.Context, repo string) (map[digest.Digest]boo
 	return out, nil
 }
 
-// eachFile calls f for each ALG/HEX file under dir.
-func (s *FSStore) eachFile(dir string, f func(digest.Digest, string, fs.FileInfo) error) error {
+// eachFile calls f for each ALG/HEX file under dir (none when dir is
+// missing).
+func (s *FSStore) eachFile(dir string, f func(digest.Digest, string, fs.DirEntry) error) error {
 	algs, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -120,15 +129,8 @@ func (s *FSStore) eachFile(dir string, f func(digest.Digest, string, fs.FileInfo
 			return err
 		}
 		for _, e := range files {
-			info, err := e.Info()
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
 			d := digest.NewDigestFromEncoded(digest.Algorithm(alg.Name()), e.Name())
-			if err := f(d, filepath.Join(dir, alg.Name(), e.Name()), info); err != nil {
+			if err := f(d, filepath.Join(dir, alg.Name(), e.Name()), e); err != nil {
 				return err
 			}
 		}

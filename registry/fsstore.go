@@ -66,12 +66,19 @@ func (s *FSStore) manifestPath(repo string, d digest.Digest) string {
 // checks its manifest's blobs this way just before it puts the manifest,
 // and GC leaves fresh links alone.
 func (s *FSStore) Blob(_ context.Context, repo string, d digest.Digest) (int64, error) {
-	link := s.linkPath(repo, d)
-	if _, err := os.Stat(link); err != nil {
+	size, err := s.linked(repo, d)
+	if err == nil {
+		now := time.Now()
+		_ = os.Chtimes(s.linkPath(repo, d), now, now) // best effort: a read must not fail on it
+	}
+	return size, err
+}
+
+// linked is the size of blob d when repo links it.
+func (s *FSStore) linked(repo string, d digest.Digest) (int64, error) {
+	if _, err := os.Stat(s.linkPath(repo, d)); err != nil {
 		return 0, notFound(err)
 	}
-	now := time.Now()
-	_ = os.Chtimes(link, now, now) // best effort: a pull's read must not fail on it
 	st, err := os.Stat(s.blobPath(d))
 	if err != nil {
 		return 0, notFound(err)
@@ -79,9 +86,9 @@ func (s *FSStore) Blob(_ context.Context, repo string, d digest.Digest) (int64, 
 	return st.Size(), nil
 }
 
-// OpenBlob implements Store.
-func (s *FSStore) OpenBlob(ctx context.Context, repo string, d digest.Digest) (io.ReadSeekCloser, error) {
-	if _, err := s.Blob(ctx, repo, d); err != nil {
+// OpenBlob implements Store. A pull's read leaves the link as it is.
+func (s *FSStore) OpenBlob(_ context.Context, repo string, d digest.Digest) (io.ReadSeekCloser, error) {
+	if _, err := s.linked(repo, d); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(s.blobPath(d))
@@ -196,23 +203,11 @@ func (s *FSStore) DeleteTag(_ context.Context, repo, tag string) error {
 // Manifests implements Store.
 func (s *FSStore) Manifests(_ context.Context, repo string) ([]digest.Digest, error) {
 	var out []digest.Digest
-	algs, err := os.ReadDir(s.repoPath(repo, "_manifests"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, alg := range algs {
-		files, err := os.ReadDir(s.repoPath(repo, "_manifests", alg.Name()))
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			out = append(out, digest.NewDigestFromEncoded(digest.Algorithm(alg.Name()), f.Name()))
-		}
-	}
-	return out, nil
+	err := s.eachFile(s.repoPath(repo, "_manifests"), func(d digest.Digest, _ string, _ fs.DirEntry) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
 }
 
 func (s *FSStore) tagDigests(repo string) (map[string]digest.Digest, error) {
