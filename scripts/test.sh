@@ -201,27 +201,21 @@ lanes() {
 		done
 	fi
 	echo "=== e2e: four lanes at once: containerd, bare | kubernetes | incus | podman${fz:+; then, in each: fuzz targets}"
-	{
-		e2e_runs "${lane_node[@]}"
-		worker
-	} &
+	lane "${lane_node[@]}" &
 	pids+=($!)
-	{
-		e2e_runs "${lane_kubernetes[@]}"
-		worker
-	} &
+	lane "${lane_kubernetes[@]}" &
 	pids+=($!)
-	{
-		e2e_runs "${lane_incus[@]}"
-		worker
-	} &
+	lane "${lane_incus[@]}" &
 	pids+=($!)
-	{
-		e2e_runs "${lane_podman[@]}"
-		worker
-	} &
+	lane "${lane_podman[@]}" &
 	pids+=($!)
 	wait "${pids[@]}"
+}
+
+# lane RUN...: one lane: its e2e runs, then fuzz targets from the queue.
+lane() {
+	e2e_runs "$@"
+	worker
 }
 
 fuzz() {
