@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -376,7 +377,14 @@ func startSSHAgent(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
 	sh(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "cornus-e2e-key", "-f", filepath.Join(adir, "id"))
-	waitFor(t, 5*time.Second, "ssh-agent's socket", func() bool { _, err := os.Stat(sock); return err == nil })
+	// The socket file exists from bind(); it answers only after listen().
+	waitFor(t, 5*time.Second, "ssh-agent's socket", func() bool {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 	add := exec.Command("ssh-add", filepath.Join(adir, "id"))
 	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
 	if out, err := add.CombinedOutput(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -26,9 +27,9 @@ const drillImage = "cornus-test/busybox:bare-drill"
 
 // drillBackend is a backend with the test image loaded, on a data dir the
 // test owns; environ is what a second backend on the same dirs reads.
-func drillBackend(t testing.TB) (*Backend, []string) {
+func drillBackend(t testing.TB, extra ...string) (*Backend, []string) {
 	t.Helper()
-	b := newTestBackend(t)
+	b := newTestBackend(t, extra...)
 	var buf bytes.Buffer
 	if err := testimage.BuildBusybox(&buf, testimage.Options{Ref: drillImage}); err != nil {
 		t.Fatal(err)
@@ -250,6 +251,52 @@ func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
 	if err := answers(t, port); err != nil {
 		t.Fatalf("the adopted container stopped serving: %v", err)
 	}
+}
+
+// A start cut short (CI20: up killed while a monitor was starting the
+// process) leaves a record that says created under a live monitor. A
+// forced remove must stop the container through that monitor and leave
+// nothing, not delete the runtime's container under it and then refuse
+// ("its monitor still runs"). The runtime here is runc behind a wrapper
+// that takes 3 s to create, so the remove lands inside the start.
+func TestDrillRemoveWhileMonitorStarts(t *testing.T) {
+	runc, err := exec.LookPath(DefaultRuntime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := filepath.Join(t.TempDir(), "slow-runc")
+	script := "#!/bin/sh\ncase \" $* \" in *\" create \"*) sleep 3;; esac\nexec " + runc + " \"$@\"\n"
+	if err := os.WriteFile(slow, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := drillBackend(t, EnvRuntime+"="+slow)
+	ctx := context.Background()
+	c, err := b.Create(ctx, backends.ContainerSpec{Name: "drill-remove-starting", Image: drillImage,
+		Command: []string{"sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $!; do :; done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Remove(context.Background(), c.ID, backends.RemoveOptions{Force: true}) })
+	started := make(chan error, 1)
+	go func() { started <- b.Start(ctx, c.ID) }()
+	var r monitor.Record
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		r, err = b.Records.Read(c.ID)
+		if err == nil && r.Monitor.Pid != 0 && r.State.Status == monitor.StatusCreated && monitor.Alive(r) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no monitor took the container while it was created: %+v %v", r, err)
+		}
+	}
+	if err := b.Remove(ctx, c.ID, backends.RemoveOptions{Force: true}); err != nil {
+		t.Fatalf("forced remove while its monitor starts it: %v", err)
+	}
+	t.Logf("the start it cut short: %v", <-started)
+	if _, err := b.Records.Read(c.ID); !errdefs.IsNotFound(err) {
+		t.Errorf("the record outlived the remove: %v", err)
+	}
+	assertGone(t, b, c.ID, r.Monitor.Pid)
 }
 
 // A simulated host reboot — monitor and container killed, the overlay

@@ -195,7 +195,9 @@ func (c *Core) Remove(ctx context.Context, id string, o backends.RemoveOptions) 
 	if err != nil {
 		return err
 	}
-	if r := c.Store().RecordOf(st.ID); !r.Final() && r.State.Status != monitor.StatusCreated {
+	// A created container may still have a live monitor: a start that was
+	// cut short (its caller killed) left it starting the process.
+	if r := c.Store().RecordOf(st.ID); !r.Final() && (r.State.Status != monitor.StatusCreated || c.supervised(st.ID, r)) {
 		if !o.Force {
 			return fmt.Errorf("container %s is running: stop it first, or remove with force: %w", st.Name, errdefs.ErrConflict)
 		}
@@ -229,6 +231,12 @@ func (c *Core) Remove(ctx context.Context, id string, o backends.RemoveOptions) 
 	c.halfMade().DropStaleLock(st.ID) // a Create killed after it wrote container.json
 	c.Event("destroy", st)
 	return nil
+}
+
+// supervised reports whether a monitor process supervises container id.
+func (c *Core) supervised(id string, r monitor.Record) bool {
+	dir, err := c.Records.Dir(id)
+	return err == nil && monitor.AliveIn(dir, r)
 }
 
 // Wait blocks until the container is not running and returns its exit
