@@ -29,10 +29,10 @@ func (e *Engine) waitCondition(ctx context.Context, p spec.Project, dep, cond st
 						return false, fmt.Errorf("dependency %s has no healthcheck, so it can never be healthy: add one or use condition service_started", dep)
 					}
 				}
-				return e.allHealthy(ctx, dep, cs)
+				return e.allHealthy(ctx, dep, a.Restart, cs)
 			})
 		}
-		return e.poll(ctx, p.Name, dep, func(cs []backends.Container) (bool, error) { return e.allHealthy(ctx, dep, cs) })
+		return e.poll(ctx, p.Name, dep, func(cs []backends.Container) (bool, error) { return e.allHealthy(ctx, dep, a.Restart, cs) })
 	case spec.ConditionCompleted:
 		cs, err := e.b.List(ctx, backends.ListOptions{Labels: appLabels(p.Name, dep), All: true})
 		if err != nil {
@@ -58,12 +58,15 @@ func hasHealthcheck(a spec.App) bool {
 }
 
 // allHealthy reports whether every container is healthy, failing on an
-// unhealthy or exited one.
-func (e *Engine) allHealthy(ctx context.Context, dep string, cs []backends.Container) (bool, error) {
+// unhealthy or exited one. An exit its restart policy restarts is a crash
+// loop whatever state the runtime shows between the runs (podman has no
+// "restarting", and may show "exited" for a moment).
+func (e *Engine) allHealthy(ctx context.Context, dep, restart string, cs []backends.Container) (bool, error) {
 	ok := len(cs) > 0
+	policy, _ := spec.ParseRestart(restart) // validated
 	for _, c := range cs {
 		switch {
-		case c.State == backends.StateRestarting:
+		case c.State == backends.StateRestarting || c.State == backends.StateExited && restartsAfter(policy, c.ExitCode):
 			return false, fmt.Errorf("dependency %s is crash-looping (%s)%s", dep, statustext.Docker(c, time.Now()), e.lastLogs(ctx, c.ID))
 		case !c.Running():
 			return false, fmt.Errorf("dependency %s exited (%s) before becoming healthy%s", dep, statusWord(c), e.lastLogs(ctx, c.ID))
@@ -98,6 +101,18 @@ func (e *Engine) poll(ctx context.Context, project, app string, check func([]bac
 		case <-time.After(delay):
 		}
 	}
+}
+
+// restartsAfter reports whether policy restarts a container that exited
+// with code (on-failure: retries left or not, it is looping).
+func restartsAfter(policy spec.RestartPolicy, code int) bool {
+	switch policy.Name {
+	case spec.RestartAlways, spec.RestartUnlessStopped:
+		return true
+	case spec.RestartOnFailure:
+		return code != 0
+	}
+	return false
 }
 
 func statusWord(c backends.Container) string {
