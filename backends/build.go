@@ -9,6 +9,12 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
+// RegistryPuller is a backend whose runtime pulls every image itself and
+// loads none (kubernetes: the nodes pull). A server in front of it keeps
+// what tenants load and push in its own registry, and the runtime pulls
+// it from there with ContainerSpec.PullAuth.
+type RegistryPuller interface{ PullsFromRegistry() }
+
 // Builder is a backend whose runtime builds images into its own store
 // (the builder package runs every build; this says where). A backend
 // without it has its images built by a buildkitd of cornus's own (its OCI

@@ -22,7 +22,9 @@ type ContainerSpec struct {
 	// them from List and Inspect.
 	Labels map[string]string
 
-	Image    string
+	Image string
+	// PullAuth authenticates the runtime's pull of Image (spec.App's).
+	PullAuth *spec.RegistryAuth
 	Platform *Platform // nil: the runtime's own
 	// Entrypoint and Command: nil keeps the image's; empty clears it.
 	Entrypoint []string

@@ -42,7 +42,7 @@ func Resolve(in ResolveInput) (ContainerSpec, error) {
 	cs := ContainerSpec{
 		Project: in.Project, App: a.Name, Replica: in.Replica, Name: in.Name,
 		Labels: mergeLabels(a.Labels, in.Labels),
-		Image:  a.Image, User: a.User, WorkingDir: a.WorkingDir, Hostname: a.Hostname, Domainname: a.Domainname,
+		Image:  a.Image, PullAuth: a.PullAuth, User: a.User, WorkingDir: a.WorkingDir, Hostname: a.Hostname, Domainname: a.Domainname,
 		GroupAdd: slices.Clone(a.GroupAdd), TTY: a.TTY, StdinOpen: a.StdinOpen, StdinOnce: in.StdinOnce,
 		Init: a.Init != nil && *a.Init, ReadOnly: a.ReadOnly, Privileged: a.Privileged,
 		DNS: slices.Clone(a.DNS), DNSSearch: slices.Clone(a.DNSSearch), DNSOptions: slices.Clone(a.DNSOptions),

@@ -37,9 +37,7 @@ func agentImageOnNode(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctr := func(args ...string) *exec.Cmd {
-		return exec.Command("ctr", append([]string{"--address", filepath.Join(k8sState(), "containerd.sock"), "--namespace", "k8s.io"}, args...)...)
-	}
+	ctr := nodeCtr
 	full := "docker.io/library/" + ref
 	have, err := ctr("images", "ls", "-q").Output()
 	if err != nil {

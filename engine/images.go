@@ -39,6 +39,9 @@ func (e *Engine) ensureImages(ctx context.Context, apps []spec.App) error {
 	}
 	needs := map[string]imageNeed{}
 	for _, a := range apps {
+		if a.PullAuth != nil {
+			continue // the server's registry holds it: the runtime pulls it with its credential
+		}
 		kind, every, _ := spec.ParsePullPolicy(a.PullPolicy) // validated
 		n := imageNeed{kind: kind, every: every}
 		if old, ok := needs[a.Image]; !ok || n.stricter(old) {

@@ -100,3 +100,14 @@ func TestNoPull(t *testing.T) {
 		t.Fatalf("missing image: %v", err)
 	}
 }
+
+// An image the server's registry holds (PullAuth set) is the runtime's to
+// pull with its credential: the engine neither looks for it nor pulls it,
+// even under pull_policy never.
+func TestPullAuthSkipsEnsure(t *testing.T) {
+	s := &imageStore{tagged: map[string]time.Time{}}
+	a := spec.App{Name: "a", Image: "reg:5000/app@sha256:00", PullPolicy: "never", PullAuth: &spec.RegistryAuth{Server: "reg:5000"}}
+	if err := New(s).ensureImages(context.Background(), []spec.App{a}); err != nil || len(s.pulled) != 0 {
+		t.Fatalf("ensure of a registry image: %v, pulled %v", err, s.pulled)
+	}
+}

@@ -1,11 +1,15 @@
 package registry
 
 import (
+	"archive/tar"
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+
+	"github.com/opencontainers/go-digest"
 )
 
 // FuzzRequests: any method, path, query, headers and body give an answer
@@ -37,6 +41,44 @@ func FuzzRequests(f *testing.F) {
 		h.ServeHTTP(w, req)
 		if w.Code >= 500 {
 			t.Fatalf("%s %s: %d %s", method, target, w.Code, w.Body)
+		}
+	})
+}
+
+// FuzzImport: any manifest.json, index.json, config and layer in an
+// archive give an import or an error (no panic), and what an import
+// reports it stored can be read back by its tag.
+func FuzzImport(f *testing.F) {
+	f.Add([]byte(`[{"Config":"c.json","RepoTags":["a:1"],"Layers":["l/layer.tar"]}]`), []byte(nil), []byte(`{"os":"linux"}`), []byte("layer"))
+	f.Add([]byte(nil), []byte(`{"manifests":[{"digest":"sha256:3b6a07d0d404fab4e23b6d34bc6696a6a312dd92821332385e5af7c01c421351","annotations":{"io.containerd.image.name":"b:2"}}]}`),
+		[]byte(`{"schemaVersion":2,"config":{"digest":"sha256:00"},"layers":[]}`), []byte(nil))
+	f.Fuzz(func(t *testing.T, manifest, index, config, layer []byte) {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		for _, e := range []struct {
+			name string
+			data []byte
+		}{{"manifest.json", manifest}, {"index.json", index}, {"c.json", config}, {"l/layer.tar", layer},
+			{"blobs/sha256/" + digest.FromBytes(config).Encoded(), config}, {"blobs/sha256/" + digest.FromBytes(layer).Encoded(), layer}} {
+			if e.data == nil {
+				continue
+			}
+			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: 0o644, Size: int64(len(e.data))})
+			_, _ = tw.Write(e.data)
+		}
+		_ = tw.Close()
+		store, err := NewFSStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Import(context.Background(), store, bytes.NewReader(b.Bytes()))
+		if err != nil {
+			return
+		}
+		for _, im := range got {
+			if m, err := store.Manifest(context.Background(), im.Repo, im.Tag); err != nil || m.Digest != im.Digest {
+				t.Fatalf("imported %+v, the store has %s (%v)", im, m.Digest, err)
+			}
 		}
 	})
 }

@@ -67,6 +67,7 @@ fuzz_targets=(
 	"./builder FuzzDockerfile 50000x"
 	"./builder FuzzExtractContext 10000x"
 	"./registry FuzzRequests 60000x"
+	"./registry FuzzImport 20000x"
 )
 
 stages=()    # in the order they ran (or were skipped)

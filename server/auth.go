@@ -145,6 +145,15 @@ func (t *tokens) noteUsedLocked(name string) {
 	_ = writeFileAtomic(t.usedPath, t.used)
 }
 
+// hasTenant reports whether name has a client token (re-reading a
+// changed file).
+func (t *tokens) hasTenant(name string) bool {
+	_ = t.reload()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.hasTenantLocked(name)
+}
+
 func (t *tokens) hasTenantLocked(name string) bool {
 	for _, e := range t.clients {
 		if e.Name == name {

@@ -49,6 +49,13 @@ func newTestServer(t testing.TB) *testServer {
 // the environment: the first of a name wins) selecting the backend.
 func newTestServerWith(t testing.TB, extra ...string) *testServer {
 	t.Helper()
+	return newTestServerOver(t, nil, extra...)
+}
+
+// newTestServerOver is newTestServerWith serving wrap(backend) (nil:
+// the backend itself).
+func newTestServerOver(t testing.TB, wrap func(backends.Backend) backends.Backend, extra ...string) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dir := t.TempDir()
@@ -75,7 +82,11 @@ func newTestServerWith(t testing.TB, extra ...string) *testServer {
 		t.Fatal(err)
 	}
 	ts.tokensFile = tokens
-	ts.srv, err = New(ctx, b, Config{DataDir: filepath.Join(dir, "data"), TokensFile: tokens, Environ: env})
+	served := b
+	if wrap != nil {
+		served = wrap(b)
+	}
+	ts.srv, err = New(ctx, served, Config{DataDir: filepath.Join(dir, "data"), TokensFile: tokens, Environ: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,6 +172,9 @@ func (s *Server) checkImageRef(r *admission, at, ref string) error {
 	if owner := s.imageOwners.tagOwner(ref); owner != "" && owner != r.tenant {
 		return fmt.Errorf("%w: %s: image %s is another tenant's", errdefs.ErrPermissionDenied, at, ref)
 	}
+	if repo, _, explicit, ok := s.registryName(ref); ok && explicit && s.imageOwners.useRepo(r.tenant, repo, false, nil) != nil {
+		return fmt.Errorf("%w: %s: image %s is another tenant's", errdefs.ErrPermissionDenied, at, ref)
+	}
 	imgs, err := backends.Want[backends.Images](s.b, backends.FeatureImages, "images")
 	if err != nil {
 		return nil

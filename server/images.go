@@ -45,23 +45,21 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request, id identity)
 // sees it: a tenant may write its own tags and new ones, never another
 // tenant's, the operator's or cornus's own.
 func (s *Server) loadImage(w http.ResponseWriter, r *http.Request, id identity) {
+	if s.nodesPull() {
+		s.loadIntoRegistry(w, r, id)
+		return
+	}
 	imgs, err := backends.Want[backends.Images](s.b, backends.FeatureImages, "loading images")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	f, err := s.spool(w, r)
+	f, names, ids, err := s.spoolArchive(w, r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	names, ids, err := archiveImages(f)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+	defer removeSpooled(f)
 	for _, n := range names {
 		if err := s.mayTag(r, id.tenant, imgs, n, ids); err != nil {
 			writeError(w, err)
@@ -117,6 +115,24 @@ func (s *Server) mayTag(r *http.Request, tenant string, imgs backends.Images, na
 		}
 	}
 	return fmt.Errorf("%w: image %s is on this server already and is not yours (it is shared with every tenant): load yours under another name", errdefs.ErrPermissionDenied, name)
+}
+
+// spoolArchive spools an image archive (spool) and reads the names and
+// image IDs it holds (archiveImages); removeSpooled removes it.
+func (s *Server) spoolArchive(w http.ResponseWriter, r *http.Request) (f *os.File, names, ids []string, err error) {
+	if f, err = s.spool(w, r); err != nil {
+		return nil, nil, nil, err
+	}
+	if names, ids, err = archiveImages(f); err != nil {
+		removeSpooled(f)
+		return nil, nil, nil, err
+	}
+	return f, names, ids, nil
+}
+
+func removeSpooled(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
 }
 
 // spool writes the request body to a private file under the server's

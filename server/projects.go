@@ -139,8 +139,11 @@ func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, ses
 	if err := s.checkClientRoutes(p, sess); err != nil {
 		return p, err
 	}
+	p, err := s.registryImages(ctx, tenant, p)
+	if err != nil {
+		return p, err
+	}
 	if len(mounts) > 0 {
-		var err error
 		if p, err = s.mountLocal(ctx, sess, p, mounts); err != nil {
 			return p, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cornus-dev/cornus/internal/imageref"
@@ -41,6 +42,11 @@ func newRegistry(dataDir string, s *Server) (*registry.Handler, error) {
 		}
 		store, s.registryGC = fs, fs.GC
 	}
+	s.regStore = store
+	var err error
+	if s.pullKey, err = loadPullKey(dir); err != nil {
+		return nil, err
+	}
 	return registry.New(registry.Config{Store: store, Auth: registryAuth{s, store}, UploadDir: filepath.Join(dir, "uploads")})
 }
 
@@ -73,8 +79,12 @@ type registryAuth struct {
 	store registry.Store
 }
 
-// Authenticate implements registry.Auth: client tokens only.
+// Authenticate implements registry.Auth: client tokens, and the pull
+// credentials the server hands the backend's nodes (registrynodes.go).
 func (a registryAuth) Authenticate(secret string) (string, bool) {
+	if tenant, ok := a.s.pullTenant(secret); ok {
+		return nodePrincipal + tenant, true
+	}
 	id, ok := a.s.tokens.authenticate(secret) // re-reads a changed tokens file
 	if !ok || id.tenant == "" {
 		return "", false
@@ -83,7 +93,11 @@ func (a registryAuth) Authenticate(secret string) (string, bool) {
 }
 
 // Authorize implements registry.Auth.
-func (a registryAuth) Authorize(ctx context.Context, tenant, repo string, act registry.Action) error {
+func (a registryAuth) Authorize(ctx context.Context, principal, repo string, act registry.Action) error {
+	tenant, node := strings.CutPrefix(principal, nodePrincipal)
+	if node && act != registry.Pull {
+		return fmt.Errorf("%w: a pull credential only pulls", registry.ErrDenied)
+	}
 	if act != registry.Pull && reserved(repo) {
 		return fmt.Errorf("%w: %s is cornus's own repository (the caretaker image)", registry.ErrDenied, repo)
 	}
@@ -97,8 +111,8 @@ func (a registryAuth) Authorize(ctx context.Context, tenant, repo string, act re
 }
 
 // Visible implements registry.Auth.
-func (a registryAuth) Visible(_ context.Context, tenant, repo string) bool {
-	return a.s.imageOwners.repoIsFor(tenant, repo)
+func (a registryAuth) Visible(_ context.Context, principal, repo string) bool {
+	return a.s.imageOwners.repoIsFor(strings.TrimPrefix(principal, nodePrincipal), repo)
 }
 
 // repoIsFor reports whether repository repo is tenant's or nobody's.

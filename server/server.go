@@ -28,6 +28,7 @@ import (
 const (
 	EnvTokensFile   = "CORNUS_TOKENS_FILE"
 	EnvAdvertiseURL = "CORNUS_ADVERTISE_URL"
+	EnvRegistryHost = "CORNUS_REGISTRY_HOST"
 )
 
 // Config is how cornus serve runs.
@@ -39,8 +40,11 @@ type Config struct {
 	DataDir        string // <CORNUS_DATA_DIR>/server holds tokens and sessions
 	TokensFile     string // default <DataDir>/server/tokens
 	AdvertiseURL   string // what companions dial back to
-	Environ        []string
-	Log            *slog.Logger
+	// RegistryHost is how a backend's nodes reach the registry
+	// (host:port; registrynodes.go); default: the address served on.
+	RegistryHost string
+	Environ      []string
+	Log          *slog.Logger
 }
 
 // Server is one cornus serve.
@@ -77,6 +81,8 @@ type Server struct {
 	// registry is the OCI registry on /v2/ (registry.go).
 	registry   *registry.Handler
 	registryGC func(context.Context, time.Duration) (registry.GCStats, error) // nil: the backend's store
+	regStore   registry.Store
+	pullKey    []byte // the nodes' pull credentials' (registrynodes.go)
 }
 
 // TokensFile is where client tokens are read: CORNUS_TOKENS_FILE, else
@@ -246,6 +252,7 @@ func (s *Server) Serve(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
 	}
+	s.cfg.RegistryHost = registryHost(s.cfg, ln.Addr()) // before any request
 	hs := s.httpServer(ctx)
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)

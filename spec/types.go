@@ -9,12 +9,24 @@ type Project struct {
 	Volumes  map[string]Volume  `yaml:"volumes,omitempty" json:"volumes,omitempty"`
 }
 
+// RegistryAuth is a credential for one registry host.
+type RegistryAuth struct {
+	Server   string // host[:port]
+	Username string
+	Password string
+}
+
 // App describes one service: an image run as one or more identical replicas.
 // Name is the key it has in Project.Services.
 type App struct {
 	Name string `yaml:"-" json:"-"`
 
-	Image         string            `yaml:"image" json:"image"`
+	Image string `yaml:"image" json:"image"`
+	// PullAuth is how the runtime authenticates pulling Image: set by
+	// cornus serve alone, for an image its own registry holds (a tenant's
+	// load or push) on a backend whose nodes pull it; never read from a
+	// file or a request.
+	PullAuth      *RegistryAuth     `yaml:"-" json:"-"`
 	Build         *Build            `yaml:"build,omitempty" json:"build,omitempty"`
 	PullPolicy    string            `yaml:"pullPolicy,omitempty" json:"pullPolicy,omitempty"`
 	Platform      string            `yaml:"platform,omitempty" json:"platform,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // Create records a container: its ConfigMap (the pod to run, labels, the
@@ -28,6 +29,9 @@ func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backen
 	}
 	id := newID()
 	in := renderInput{cs: cs, id: id, name: podName(cs.Name, id), cfg: b.cfg}
+	if err := b.ensurePullSecret(ctx, cs.PullAuth); err != nil {
+		return backends.Container{}, fmt.Errorf("create %s: %w", cs.Name, err)
+	}
 	var err error
 	if in.uid, in.gid, in.groups, err = b.resolveUser(ctx, cs); err != nil {
 		return backends.Container{}, fmt.Errorf("create %s: %w", cs.Name, err)
@@ -202,7 +206,7 @@ func (b *Backend) resolveUser(ctx context.Context, cs backends.ContainerSpec) (u
 	if uok && gok && len(gnames) == 0 {
 		return uid, gid, groups, nil
 	}
-	db, err := b.imageAccounts(ctx, cs.Image)
+	db, err := b.imageAccounts(ctx, cs.Image, cs.PullAuth)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("user %q: Kubernetes needs numeric IDs, and the image's /etc/passwd could not be read to find them (%v): use user: UID[:GID]: %w", cs.User, err, errdefs.ErrInvalidArgument)
 	}
@@ -263,7 +267,7 @@ func parseAccounts(text string) accounts {
 
 // imageAccounts reads an image's /etc/passwd and /etc/group with a one-off
 // pod (cat from the image itself).
-func (b *Backend) imageAccounts(ctx context.Context, image string) (accounts, error) {
+func (b *Backend) imageAccounts(ctx context.Context, image string, auth *spec.RegistryAuth) (accounts, error) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: "cornus-accounts-",
@@ -276,6 +280,7 @@ func (b *Backend) imageAccounts(ctx context.Context, image string) (accounts, er
 				Name: "accounts", Image: image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command: []string{"cat", "/etc/passwd", "/etc/group"},
 			}},
+			ImagePullSecrets: pullSecrets(auth),
 		},
 	}
 	out, err := b.runOnce(ctx, pod)

@@ -25,7 +25,7 @@ import (
 
 // errLoad is `cornus image load` on this backend.
 var errLoad = fmt.Errorf("the kubernetes backend cannot load images: the cluster's nodes pull images themselves. "+
-	"Push the image to a registry the nodes can reach (for example docker load -i FILE.tar, docker tag, docker push REGISTRY/NAME:TAG, "+
+	"Load it through a cornus server in front of the cluster (cornus image load --server URL: its registry serves the nodes), or push the image to a registry the nodes can reach (for example docker load -i FILE.tar, docker tag, docker push REGISTRY/NAME:TAG, "+
 	"and use that reference), or import it into every node's runtime (on each node: ctr --namespace k8s.io images import FILE.tar); "+
 	"pods use imagePullPolicy IfNotPresent: %w", errdefs.ErrNotImplemented)
 

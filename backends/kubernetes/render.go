@@ -108,6 +108,7 @@ func render(in renderInput) (rendered, error) {
 		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: killCommand(int(cs.StopSignal), cs.Init)}}}
 	}
 	pod.Containers = []corev1.Container{c}
+	pod.ImagePullSecrets = pullSecrets(cs.PullAuth)
 	if in.cs.Sidecar != nil {
 		if err := renderSidecar(in, &pod, &pod.Containers[0], out.files); err != nil {
 			return out, err

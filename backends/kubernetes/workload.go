@@ -237,6 +237,9 @@ func ptrOr[T any](p *T, def T) T {
 func (b *Backend) podTemplate(ctx context.Context, w backends.WorkloadSpec, name, hash string) (corev1.PodTemplateSpec, error) {
 	cs := w.Template
 	in := renderInput{cs: cs, name: dnsLabel(name+"-"+hash[:min(len(hash), 10)], 253), cfg: b.cfg}
+	if err := b.ensurePullSecret(ctx, cs.PullAuth); err != nil {
+		return corev1.PodTemplateSpec{}, err
+	}
 	var err error
 	if in.uid, in.gid, in.groups, err = b.resolveUser(ctx, cs); err != nil {
 		return corev1.PodTemplateSpec{}, err

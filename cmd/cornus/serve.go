@@ -40,6 +40,9 @@ func newServeCmd(s streams) *cobra.Command {
 			if cfg.AdvertiseURL == "" {
 				cfg.AdvertiseURL = envValue(s.Environ, server.EnvAdvertiseURL)
 			}
+			if cfg.RegistryHost == "" {
+				cfg.RegistryHost = envValue(s.Environ, server.EnvRegistryHost)
+			}
 			cfg.Log = slog.New(slog.NewJSONHandler(s.Err, nil))
 			b, err := fromenv.Open(ctx, s.Environ)
 			if err != nil {
@@ -66,6 +69,7 @@ func newServeCmd(s streams) *cobra.Command {
 	fl.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "Serve plain HTTP off loopback (tokens cross the network in the clear)")
 	fl.StringVar(&cfg.TokensFile, "tokens-file", "", "Client tokens (default $CORNUS_TOKENS_FILE, else $CORNUS_DATA_DIR/server/tokens)")
 	fl.StringVar(&cfg.AdvertiseURL, "advertise-url", "", "URL companions dial back to (default $CORNUS_ADVERTISE_URL)")
+	fl.StringVar(&cfg.RegistryHost, "registry-host", "", "HOST:PORT the backend's nodes pull this server's registry from, where they pull every image (kubernetes; default $CORNUS_REGISTRY_HOST, else the address served on)")
 	return cmd
 }
 
