@@ -27,23 +27,33 @@ import (
 // build or a push: imageowners.go). Elsewhere the registry keeps its
 // content under the server's data directory.
 
-// registryStorer is a backend whose own image store the registry serves.
-type registryStorer interface{ RegistryStore() registry.Store }
+// registryStorer is a backend whose own image store the registry serves;
+// it may keep what its store cannot hold under dir.
+type registryStorer interface {
+	RegistryStore(dir string) (registry.Store, error)
+}
+
+// registryCollector is a store the server collects (registryGCEvery).
+type registryCollector interface {
+	GC(ctx context.Context, grace time.Duration) (registry.GCStats, error)
+}
 
 func newRegistry(dataDir string, s *Server) (*registry.Handler, error) {
 	dir := filepath.Join(dataDir, "registry")
 	var store registry.Store
+	var err error
 	if rs, ok := s.b.(registryStorer); ok {
-		store = rs.RegistryStore()
+		store, err = rs.RegistryStore(filepath.Join(dir, "store"))
 	} else {
-		fs, err := registry.NewFSStore(filepath.Join(dir, "store"))
-		if err != nil {
-			return nil, err
-		}
-		store, s.registryGC = fs, fs.GC
+		store, err = registry.NewFSStore(filepath.Join(dir, "store"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := store.(registryCollector); ok {
+		s.registryGC = c.GC
 	}
 	s.regStore = store
-	var err error
 	if s.pullKey, err = loadPullKey(dir); err != nil {
 		return nil, err
 	}

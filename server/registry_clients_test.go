@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cornus-dev/cornus/internal/testimage"
+	"github.com/cornus-dev/cornus/registry/registrytest"
 )
 
 // TestRegistryClients: skopeo and podman (its own store, no service)
@@ -49,7 +50,12 @@ func TestRegistryClients(t *testing.T) {
 	}
 
 	// skopeo pushes an archive and reads its digest back.
-	sk := host + "/alice/sk:1"
+	// Unique repositories, deleted at the end: on a backend's own store
+	// (dockerd's, containerd's) a push outlives the server.
+	skRepo, pmRepo := uniqueProject("alice/sk-"), uniqueProject("alice/pm-")
+	owner := registrytest.Client{T: t, Base: ts.http.URL, Token: ts.alice}
+	t.Cleanup(func() { owner.DeleteRepo(skRepo); owner.DeleteRepo(pmRepo) })
+	sk := host + "/" + skRepo + ":1"
 	pushed := filepath.Join(dir, "sk.digest")
 	must(skopeo, "copy", "--dest-tls-verify=false", "--dest-creds", alice, "--digestfile", pushed, "docker-archive:"+archive, "docker://"+sk)
 	want, err := os.ReadFile(pushed)
@@ -71,7 +77,7 @@ func TestRegistryClients(t *testing.T) {
 		t.Fatalf("bob's podman pulls alice's image:\n%s", out)
 	}
 	must(podman, pm("pull", "--tls-verify=false", "--creds", alice, sk)...)
-	pmRef := host + "/alice/pm:1"
+	pmRef := host + "/" + pmRepo + ":1"
 	pushed = filepath.Join(dir, "pm.digest")
 	must(podman, pm("push", "--tls-verify=false", "--creds", alice, "--digestfile", pushed, sk, "docker://"+pmRef)...)
 	if want, err = os.ReadFile(pushed); err != nil {

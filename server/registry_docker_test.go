@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/registry/registrytest"
 )
 
 // TestRegistryDockerCLI: the docker CLI logs in to the server's registry
@@ -25,7 +26,10 @@ func TestRegistryDockerCLI(t *testing.T) {
 		t.Skipf("the docker CLI pushes from dockerd's store; this run's backend is %s (the dockerhost run covers it)", ts.b.Name())
 	}
 	host := strings.TrimPrefix(ts.http.URL, "http://")
-	ref := host + "/alice/busybox:1"
+	repo := uniqueProject("alice/busybox-") // deleted at the end: a push to dockerd's store outlives the server
+	ref := host + "/" + repo + ":1"
+	owner := registrytest.Client{T: t, Base: ts.http.URL, Token: ts.alice}
+	t.Cleanup(func() { owner.DeleteRepo(repo) })
 	docker := func(cfg string, args ...string) (string, error) {
 		cmd := exec.Command("docker", args...)
 		cmd.Env = append(os.Environ(), "DOCKER_CONFIG="+cfg)

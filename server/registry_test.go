@@ -72,7 +72,7 @@ func registryTenants(t *testing.T, ts *testServer) {
 		t.Fatalf("/v2/ with the handed-back Bearer token: %v %v", resp, err)
 	}
 
-	layer := []byte("alice's secret layer")
+	layer := registrytest.Layer(map[string]string{"secret": "alice's secret layer"})
 	layerD, manD := alice.PushImage(aliceRepo, "1", layer)
 	t.Cleanup(func() { alice.DeleteRepo(aliceRepo) })
 	if code, _, body := alice.Do("GET", "/v2/"+aliceRepo+"/blobs/"+layerD.String(), nil); code != http.StatusOK || body != string(layer) {

@@ -40,8 +40,9 @@ const (
 	labelGCRoot     = "containerd.io/gc.root"
 )
 
-// RegistryStore is the server registry's store on this backend.
-func (b *Backend) RegistryStore() registry.Store { return registryStore{b} }
+// RegistryStore is the server registry's store on this backend; it keeps
+// nothing under dir.
+func (b *Backend) RegistryStore(dir string) (registry.Store, error) { return registryStore{b}, nil }
 
 type registryStore struct{ b *Backend }
 
@@ -58,20 +59,8 @@ func imageName(repo, tag string) (string, error) {
 	return n.String(), nil
 }
 
-// repoTag splits an image name into its repository (familiar) and tag;
-// ok is false for names the registry cannot serve (digests, ports).
-func repoTag(name string) (repo, tag string, ok bool) {
-	n, err := reference.ParseNormalizedNamed(name)
-	if err != nil {
-		return "", "", false
-	}
-	t, isTagged := n.(reference.Tagged)
-	repo = reference.FamiliarName(n)
-	if !isTagged || strings.Contains(repo, ":") {
-		return "", "", false
-	}
-	return repo, t.Tag(), true
-}
+// repoTag splits an image name into its repository and tag.
+var repoTag = imageref.RepoTag
 
 // repoImages are the images of repo (app and library/app are one).
 func (s registryStore) repoImages(ctx context.Context, repo string) ([]images.Image, error) {

@@ -1,10 +1,7 @@
 package containerd
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,18 +12,10 @@ import (
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/opencontainers/go-digest"
 
-	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/backendtest"
 	"github.com/cornus-dev/cornus/registry"
 	"github.com/cornus-dev/cornus/registry/registrytest"
-	"github.com/cornus-dev/cornus/spec"
 )
-
-func uniqueRepo(prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
 
 // forgetRepos removes, when the test ends, the images of repositories
 // under prefix and the registry labels naming them, so that containerd's
@@ -70,15 +59,15 @@ func forgetRepos(t *testing.T, b *Backend, prefix string) {
 // UNSUPPORTED: TestRegistryStoreRefusesSHA512).
 func TestRegistryStoreConformance(t *testing.T) {
 	b := newTestBackend(t)
-	prefix := uniqueRepo("cornus-t-conformance")
+	prefix := registrytest.UniqueRepo("cornus-t-conformance")
 	forgetRepos(t, b, prefix)
-	registrytest.Conformance(t, b.RegistryStore(), prefix, "OCI_DATA_SHA512=false")
+	registrytest.Conformance(t, registryStore{b}, prefix, "OCI_DATA_SHA512=false")
 }
 
 // storeClient is a client of a registry over b's store, served until the
 // test ends.
 func storeClient(t *testing.T, b *Backend) registrytest.Client {
-	h, err := registry.New(registry.Config{Store: b.RegistryStore(), Auth: registrytest.TokenAuth("s3cret"), UploadDir: t.TempDir()})
+	h, err := registry.New(registry.Config{Store: registryStore{b}, Auth: registrytest.TokenAuth("s3cret"), UploadDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +79,7 @@ func storeClient(t *testing.T, b *Backend) registrytest.Client {
 func TestRegistryStoreRefusesSHA512(t *testing.T) {
 	b := newTestBackend(t)
 	c := storeClient(t, b)
-	repo := uniqueRepo("cornus-t-sha512/r")
+	repo := registrytest.UniqueRepo("cornus-t-sha512/r")
 	forgetRepos(t, b, "cornus-t-sha512/")
 	blob := []byte("sha512 content")
 	code, _, body := c.Do("POST", "/v2/"+repo+"/blobs/uploads/?digest="+digest.SHA512.FromBytes(blob).String(), blob)
@@ -132,7 +121,7 @@ func TestRegistryStoreHostNative(t *testing.T) {
 	}
 
 	// Push it to a repository of the test's own: mounts and a manifest.
-	repo := uniqueRepo("cornus-t-push/app")
+	repo := registrytest.UniqueRepo("cornus-t-push/app")
 	forgetRepos(t, b, "cornus-t-push/")
 	for _, ch := range children {
 		if code, _, body := c.Do("POST", "/v2/"+repo+"/blobs/uploads/?mount="+ch.Digest.String()+"&from="+base, nil); code != http.StatusCreated {
@@ -147,28 +136,7 @@ func TestRegistryStoreHostNative(t *testing.T) {
 	}
 
 	// It runs, without a load.
-	name := uniqueRepo("cornus-t-pushed-")
-	cs, err := backends.Resolve(backends.ResolveInput{Project: name, Replica: 1, Name: name,
-		App: spec.App{Name: "app", Image: repo + ":1", Command: spec.Command{"sleep", "600"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Remove(context.Background(), name, backends.RemoveOptions{Force: true, Volumes: true}); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	ctr, err := b.Create(ctx, cs)
-	if err != nil {
-		t.Fatalf("create from the pushed image: %v", err)
-	}
-	if err := b.Start(ctx, ctr.ID); err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	var out bytes.Buffer
-	if code, err := b.Exec(ctx, ctr.ID, backends.ExecOptions{Cmd: []string{"echo", "ran"}, Stdout: &out}); err != nil || code != 0 || strings.TrimSpace(out.String()) != "ran" {
-		t.Fatalf("exec in the pushed image: %d %v %q", code, err, out.String())
-	}
+	backendtest.RunsImage(ctx, t, b, repo+":1")
 
 	// A push to the tag moves it.
 	_, moved := c.PushImage(repo, "1", []byte("another layer"))

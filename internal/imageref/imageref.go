@@ -23,6 +23,22 @@ func Full(ref string) string {
 	return reference.TagNameOnly(n).String()
 }
 
+// RepoTag splits an image name into the registry repository it serves
+// (its familiar form) and its tag; ok is false for names a registry on
+// another host cannot serve (digests, untagged names, a host with a port).
+func RepoTag(name string) (repo, tag string, ok bool) {
+	n, err := reference.ParseNormalizedNamed(name)
+	if err != nil {
+		return "", "", false
+	}
+	t, isTagged := n.(reference.Tagged)
+	repo = reference.FamiliarName(n)
+	if !isTagged || strings.Contains(repo, ":") {
+		return "", "", false
+	}
+	return repo, t.Tag(), true
+}
+
 // Repo is the repository of an image name or registry repository in its
 // familiar form (app for library/app and docker.io/library/app:1), or
 // name as it is when it does not parse.

@@ -4,11 +4,16 @@
 package registrytest
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/opencontainers/go-digest"
@@ -47,12 +52,32 @@ func (c Client) Do(method, path string, body []byte, hdr ...string) (int, http.H
 	return resp.StatusCode, resp.Header, string(out)
 }
 
+// UniqueRepo is prefix and a random suffix: a repository of one test.
+func UniqueRepo(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// Layer is an uncompressed layer (a tar) of files, name → content.
+func Layer(files map[string]string) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(files[name]))})
+		_, _ = tw.Write([]byte(files[name]))
+	}
+	_ = tw.Close()
+	return b.Bytes()
+}
+
 // PushImage pushes a one-layer OCI image (layer as its only layer, an
-// uncompressed tar's media type) to repo:tag, failing the test on any
-// refusal; it returns the layer's and the manifest's digests.
+// uncompressed tar's media type: a runtime can run it when layer is a
+// tar) to repo:tag, failing the test on any refusal; it returns the
+// layer's and the manifest's digests.
 func (c Client) PushImage(repo, tag string, layer []byte) (digest.Digest, digest.Digest) {
 	c.T.Helper()
-	config := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}`)
+	config := []byte(`{"architecture":"amd64","os":"linux","config":{"Cmd":["sh"]},"rootfs":{"type":"layers","diff_ids":["` + digest.FromBytes(layer).String() + `"]}}`)
 	for _, b := range [][]byte{layer, config} {
 		if code, _, body := c.Do("POST", "/v2/"+repo+"/blobs/uploads/?digest="+digest.FromBytes(b).String(), b); code != http.StatusCreated {
 			c.T.Fatalf("push blob to %s: %d %s", repo, code, body)
