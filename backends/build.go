@@ -9,6 +9,13 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
+// ImageSaver is a backend that writes an image as a docker-archive
+// (docker save): the server's registry exports the backend's images
+// with it.
+type ImageSaver interface {
+	SaveImage(ctx context.Context, ref string, w io.Writer) error
+}
+
 // RegistryPuller is a backend whose runtime pulls every image itself and
 // loads none (kubernetes: the nodes pull). A server in front of it keeps
 // what tenants load and push in its own registry, and the runtime pulls

@@ -27,6 +27,21 @@ import (
 // f is read three times: for its small files, for its digests, and for
 // the blobs themselves (a spooled upload, never held in memory).
 func Import(ctx context.Context, s Store, f io.ReadSeeker) ([]Imported, error) {
+	return importArchive(ctx, s, f, "")
+}
+
+// ImportAs is Import of an archive of one image, stored as name whatever
+// the archive calls it (a runtime's export names images its own way:
+// podman's localhost/app for app).
+func ImportAs(ctx context.Context, s Store, f io.ReadSeeker, name string) (Imported, error) {
+	got, err := importArchive(ctx, s, f, name)
+	if err != nil {
+		return Imported{}, err
+	}
+	return got[0], nil
+}
+
+func importArchive(ctx context.Context, s Store, f io.ReadSeeker, as string) ([]Imported, error) {
 	a, err := scanArchive(f)
 	if err != nil {
 		return nil, err
@@ -42,6 +57,12 @@ func Import(ctx context.Context, s Store, f io.ReadSeeker) ([]Imported, error) {
 	}
 	if err != nil {
 		return nil, &ArchiveError{err}
+	}
+	if as != "" {
+		if len(imgs) != 1 {
+			return nil, &ArchiveError{fmt.Errorf("%d images in it, want one for %s", len(imgs), as)}
+		}
+		imgs[0].names = []string{as}
 	}
 	var out []Imported
 	for _, img := range imgs {
@@ -208,7 +229,7 @@ func (a *archive) dockerImages() ([]archiveImage, error) {
 			MediaType     string `json:"mediaType"`
 			Config        desc   `json:"config"`
 			Layers        []desc `json:"layers"`
-		}{2, mediaOCIManifest, desc{"application/vnd.oci.image.config.v1+json", cd, int64(len(cfg))}, []desc{}}
+		}{2, mediaDockerManifest, desc{"application/vnd.docker.container.image.v1+json", cd, int64(len(cfg))}, []desc{}}
 		for _, l := range m.Layers {
 			e, ok := a.entries[path.Clean(l)]
 			if !ok {
@@ -221,24 +242,32 @@ func (a *archive) dockerImages() ([]archiveImage, error) {
 		if err != nil {
 			return nil, err
 		}
-		img.top = Manifest{MediaType: mediaOCIManifest, Digest: digest.FromBytes(data), Data: data}
+		img.top = Manifest{MediaType: mediaDockerManifest, Digest: digest.FromBytes(data), Data: data}
 		out = append(out, img)
 	}
 	return out, nil
 }
 
-const mediaOCIManifest = "application/vnd.oci.image.manifest.v1+json"
+// A docker-archive's image is stored as containerd's importer makes it
+// (Docker's media types, fields in the same order), so the manifest
+// digest is the one a node that imported the same archive has: one
+// image, not two manifests of one config (which containerd 1.6's CRI
+// mishandles).
+const (
+	mediaDockerManifest = "application/vnd.docker.distribution.manifest.v2+json"
+	mediaOCIManifest    = "application/vnd.oci.image.manifest.v1+json"
+)
 
 // layerMediaType names a layer by its compression, as its first bytes
-// show it (docker save writes them uncompressed).
+// show it (docker save writes them uncompressed), as containerd does.
 func layerMediaType(head []byte) string {
 	switch {
 	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
-		return "application/vnd.oci.image.layer.v1.tar+gzip"
+		return "application/vnd.docker.image.rootfs.diff.tar.gzip"
 	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		return "application/vnd.oci.image.layer.v1.tar+zstd"
 	}
-	return "application/vnd.oci.image.layer.v1.tar"
+	return "application/vnd.docker.image.rootfs.diff.tar"
 }
 
 // ociImages are the images of an OCI layout's index.json that carry a

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,8 +111,16 @@ func TestImportDockerArchive(t *testing.T) {
 	if mf.Config.Digest.String() != id {
 		t.Fatalf("config %s, the archive's image ID %s", mf.Config.Digest, id)
 	}
-	if len(mf.Layers) != 1 || mf.Layers[0].MediaType != "application/vnd.oci.image.layer.v1.tar" || mf.Layers[0].Size != int64(len(layer)) {
+	if len(mf.Layers) != 1 || mf.Layers[0].MediaType != "application/vnd.docker.image.rootfs.diff.tar" || mf.Layers[0].Size != int64(len(layer)) {
 		t.Fatalf("layers %+v", mf.Layers)
+	}
+	// The very bytes containerd's importer makes of the archive (a node
+	// that imported it has this manifest digest).
+	want := `{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",` +
+		`"config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"` + id + `","size":` + strconv.Itoa(len(readBlob(t, store, "tenant/app", mf.Config.Digest))) + `},` +
+		`"layers":[{"mediaType":"application/vnd.docker.image.rootfs.diff.tar","digest":"` + mf.Layers[0].Digest.String() + `","size":` + strconv.Itoa(len(layer)) + `}]}`
+	if string(m.Data) != want {
+		t.Fatalf("manifest\n%s\nwant containerd's\n%s", m.Data, want)
 	}
 	if !bytes.Equal(readBlob(t, store, "tenant/app", mf.Layers[0].Digest), layer) {
 		t.Fatal("the stored layer is not the archive's")

@@ -170,6 +170,25 @@ func (s *Server) registryImages(ctx context.Context, tenant string, p spec.Proje
 	return out, nil
 }
 
+// notOnNodes refuses a name the nodes have already: the operator's,
+// shared read-only. Loading even the very same image would do harm: the
+// kubelet (KubeletEnsureSecretPulledImages) then takes the image as one
+// pulled with a credential, and pods without it must pull it again.
+func (s *Server) notOnNodes(ctx context.Context, name string) error {
+	imgs, err := backends.Want[backends.Images](s.b, backends.FeatureImages, "images")
+	if err != nil {
+		return nil
+	}
+	_, err = imgs.InspectImage(ctx, name)
+	switch {
+	case errdefs.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("image %s: %w", name, err)
+	}
+	return fmt.Errorf("%w: image %s is on the cluster's nodes already (the operator's, shared with every tenant): use it as it is, or load yours under another name", errdefs.ErrPermissionDenied, name)
+}
+
 // loadIntoRegistry is POST /v1/images/load where the nodes pull: the
 // archive's images go into the registry, as the tenant's repositories.
 func (s *Server) loadIntoRegistry(w http.ResponseWriter, r *http.Request, id identity) {
@@ -189,6 +208,10 @@ func (s *Server) loadIntoRegistry(w http.ResponseWriter, r *http.Request, id ide
 	for _, n := range names {
 		if reserved(n) {
 			writeError(w, fmt.Errorf("%w: image %s: %s is cornus's own repository (the caretaker image): load it under another name", errdefs.ErrPermissionDenied, n, n))
+			return
+		}
+		if err := s.notOnNodes(r.Context(), n); err != nil {
+			writeError(w, err)
 			return
 		}
 		repo := imageref.Repo(n)
@@ -221,7 +244,7 @@ func (s *Server) loadIntoRegistry(w http.ResponseWriter, r *http.Request, id ide
 	}
 	refs := []string{}
 	for _, im := range imported {
-		refs = append(refs, imageref.Full(im.Name))
+		refs = append(refs, im.Name) // as the archive names it, as docker load prints it
 	}
 	writeJSON(w, http.StatusOK, refs)
 }

@@ -20,7 +20,10 @@ import (
 // nodes pull every image (the kubernetes backend's way), for the
 // server's half of it; e2e's TestRegistryNodesPull runs it on the real
 // cluster.
-type pullingBackend struct{ backends.Backend }
+type pullingBackend struct {
+	backends.Backend
+	backends.Images // what the nodes have (the kubernetes backend's probe)
+}
 
 func (pullingBackend) PullsFromRegistry() {}
 
@@ -31,7 +34,7 @@ func (pullingBackend) PullsFromRegistry() {}
 // alice's images by any name: not by a load, an up, or his own pull
 // credential; nor does a credential forged from alice's.
 func TestRegistryNodesPull(t *testing.T) {
-	ts := newTestServerOver(t, func(b backends.Backend) backends.Backend { return pullingBackend{b} })
+	ts := newTestServerOver(t, func(b backends.Backend) backends.Backend { return pullingBackend{b, b.(backends.Images)} })
 	ctx := context.Background()
 	host := strings.TrimPrefix(ts.http.URL, "http://")
 	ts.srv.cfg.RegistryHost = host
@@ -44,8 +47,14 @@ func TestRegistryNodesPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	refs, err := ts.clientOf(ts.alice).LoadImage(ctx, bytes.NewReader(arc.Bytes()))
-	if err != nil || len(refs) != 1 || refs[0] != "docker.io/library/"+repo+":1" {
+	if err != nil || len(refs) != 1 || refs[0] != repo+":1" {
 		t.Fatalf("alice's load: %v %v", refs, err)
+	}
+	// What the nodes have is the operator's: not loaded over, not even
+	// with the very same image (the kubelet would then take it for one
+	// pulled with a credential).
+	if _, err := ts.clientOf(ts.alice).LoadImage(ctx, bytes.NewReader(imageArchive(t, testImage, ""))); err == nil || !strings.Contains(err.Error(), "on the cluster's nodes already") {
+		t.Errorf("alice's load of %s, which the nodes have: %v", testImage, err)
 	}
 	code, hdr, body := alice.Do("GET", "/v2/"+repo+"/manifests/1", nil)
 	if code != http.StatusOK {

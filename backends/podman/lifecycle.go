@@ -109,6 +109,20 @@ func (b *Backend) stop(ctx context.Context, id string, o backends.StopOptions) e
 	return err
 }
 
+// remove is one DELETE of container id.
+func (b *Backend) remove(ctx context.Context, id string, q url.Values) error {
+	var reports []rmReport
+	if err := b.cli.call(ctx, request{method: "DELETE", path: containerPath(id, ""), query: q}, &reports); err != nil {
+		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	for _, r := range reports {
+		if msg := reportError(r.Err); msg != "" {
+			return fmt.Errorf("remove container %s: %s: %w", id, msg, classify(500, msg))
+		}
+	}
+	return nil
+}
+
 // exitFileLate reports libpod's error for an exit file conmon did not
 // write in time.
 func exitFileLate(err error) bool {
@@ -211,14 +225,16 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 		q.Set("v", "true")
 		q.Set("volumes", "true") // podman 4.3's name for it
 	}
-	var reports []rmReport
-	if err := b.cli.call(ctx, request{method: "DELETE", path: containerPath(id, ""), query: q}, &reports); err != nil {
-		return fmt.Errorf("remove container %s: %w", id, err)
-	}
-	for _, r := range reports {
-		if msg := reportError(r.Err); msg != "" {
-			return fmt.Errorf("remove container %s: %s: %w", id, msg, classify(500, msg))
+	err := b.remove(ctx, id, q)
+	if err != nil && o.Force && exitFileLate(err) {
+		// Its forced stop met the late exit file (stop's comment): libpod
+		// has recorded the container stopped, so a second remove goes on.
+		if d, ierr := b.inspect(ctx, id); ierr == nil && !d.State.Running {
+			err = b.remove(ctx, id, q)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	errs := []error{drv.end()}
 	for _, v := range extra {

@@ -21,7 +21,7 @@ func ptr[T any](v T) *T { return &v }
 // fullApp sets every spec.App field to a valid non-zero value.
 func fullApp() spec.App {
 	return spec.App{
-		Name: "web", Image: "img:1", Build: &spec.Build{Context: "/src"}, PullPolicy: "never", Platform: "linux/amd64", Replicas: ptr(2),
+		Name: "web", Image: "img:1", PullAuth: &spec.RegistryAuth{Server: "reg:5000"}, Build: &spec.Build{Context: "/src"}, PullPolicy: "never", Platform: "linux/amd64", Replicas: ptr(2),
 		Restart: "on-failure:3", ContainerName: "web-x", Update: &spec.UpdateConfig{Parallelism: 2, Order: spec.UpdateStartFirst},
 		Command: spec.Command{"serve"}, Entrypoint: spec.Command{"/bin/app"},
 		WorkingDir: "/srv", User: "1000:1000", GroupAdd: []string{"audio"},
@@ -84,6 +84,7 @@ var notMapped = map[string]string{
 	"Secrets":       "engine resolves them into ContainerSpec.Files",
 	"Configs":       "engine resolves them into ContainerSpec.Files",
 	"Egress":        "declared gap",
+	"PullAuth":      "the server's registry credential for the kubernetes nodes; no Docker create field",
 }
 
 // Locks down that every spec.App field reaches Docker's create request
