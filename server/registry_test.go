@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/containerd/errdefs"
 	godigest "github.com/opencontainers/go-digest"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -168,5 +169,20 @@ func registryTenants(t *testing.T, ts *testServer) {
 	}
 	if _, err := ts.b.(backends.Images).InspectImage(context.Background(), aliceRepo+":1"); err != nil {
 		t.Fatalf("alice's push is not the backend's image: %v", err)
+	}
+	// Named on the registry's host, it is the backend's image already:
+	// alice's up runs it by its local name, with no pull.
+	host := strings.TrimPrefix(ts.http.URL, "http://")
+	ts.srv.cfg.RegistryHost = host
+	up := sleeperProject(uniqueProject("regnative"))
+	app = up.Services["app"]
+	app.Image = host + "/" + aliceRepo + ":1"
+	up.Services["app"] = app
+	got, err := ts.srv.admitUp(context.Background(), "alice", up, nil, nil)
+	if err != nil || got.Services["app"].Image != aliceRepo+":1" {
+		t.Fatalf("alice's up of %s: %v, runs %q", app.Image, err, got.Services["app"].Image)
+	}
+	if _, err := ts.srv.admitUp(context.Background(), "bob", up, nil, nil); !errdefs.IsPermissionDenied(err) {
+		t.Fatalf("bob's up of %s: %v, want it refused", app.Image, err)
 	}
 }

@@ -141,10 +141,13 @@ func (s *Server) registryName(image string) (repo, ref string, explicit, ok bool
 }
 
 // registryImages points p's images that the registry holds (and tenant
-// may pull) at the registry, by digest, with tenant's pull credential.
+// may pull) at the registry, by digest, with tenant's pull credential,
+// where the nodes pull. Where the registry is the backend's own store, an
+// image named on the registry's host by tag is the backend's image of
+// that name already: it runs as it is, with no pull (localRegistryImages).
 func (s *Server) registryImages(ctx context.Context, tenant string, p spec.Project) (spec.Project, error) {
 	if !s.nodesPull() {
-		return p, nil
+		return s.localRegistryImages(p), nil
 	}
 	out := p
 	out.Services = maps.Clone(p.Services)
@@ -187,6 +190,26 @@ func (s *Server) notOnNodes(ctx context.Context, name string) error {
 		return fmt.Errorf("image %s: %w", name, err)
 	}
 	return fmt.Errorf("%w: image %s is on the cluster's nodes already (the operator's, shared with every tenant): use it as it is, or load yours under another name", errdefs.ErrPermissionDenied, name)
+}
+
+// localRegistryImages names p's images on the registry's host by their
+// local names, where the registry is the backend's own store (admission
+// checked the tenant may use them).
+func (s *Server) localRegistryImages(p spec.Project) spec.Project {
+	if _, native := s.b.(registryStorer); !native {
+		return p
+	}
+	out := p
+	out.Services = maps.Clone(p.Services)
+	for name, a := range p.Services {
+		repo, ref, explicit, ok := s.registryName(a.Image)
+		if !ok || !explicit || strings.Contains(ref, ":") { // a digest: pulled as named
+			continue
+		}
+		a.Image = repo + ":" + ref
+		out.Services[name] = a
+	}
+	return out
 }
 
 // loadIntoRegistry is POST /v1/images/load where the nodes pull: the
