@@ -48,10 +48,12 @@ func importArchive(ctx context.Context, s Store, f io.ReadSeeker, as string) ([]
 	}
 	var imgs []archiveImage
 	switch {
+	case as != "" && a.small["index.json"] != nil:
+		imgs, err = a.ociImages(true) // the manifest as stored, byte for byte
 	case a.small["manifest.json"] != nil:
 		imgs, err = a.dockerImages()
 	case a.small["index.json"] != nil:
-		imgs, err = a.ociImages()
+		imgs, err = a.ociImages(false)
 	default:
 		err = errors.New("neither manifest.json (docker save) nor index.json (an OCI layout) is in it")
 	}
@@ -271,8 +273,9 @@ func layerMediaType(head []byte) string {
 }
 
 // ociImages are the images of an OCI layout's index.json that carry a
-// name, each with every blob its manifest (or index) reaches.
-func (a *archive) ociImages() ([]archiveImage, error) {
+// name (all, with unnamed), each with every blob its manifest (or index)
+// reaches.
+func (a *archive) ociImages(unnamed bool) ([]archiveImage, error) {
 	var idx struct {
 		Manifests []struct {
 			MediaType   string            `json:"mediaType"`
@@ -291,10 +294,10 @@ func (a *archive) ociImages() ([]archiveImage, error) {
 				names = append(names, v)
 			}
 		}
-		if len(names) == 0 {
+		if len(names) == 0 && !unnamed {
 			continue
 		}
-		img := archiveImage{names: names[:1], blobs: map[digest.Digest]string{}}
+		img := archiveImage{names: names[:min(len(names), 1)], blobs: map[digest.Digest]string{}}
 		top, err := a.walkManifest(&img, m.MediaType, m.Digest, 0)
 		if err != nil {
 			return nil, err

@@ -184,9 +184,15 @@ func TestImportOCILayout(t *testing.T) {
 	index["annotations"] = map[string]string{"io.containerd.image.name": "docker.io/library/multi:3", "org.opencontainers.image.ref.name": "3"}
 	files["index.json"] = js(map[string]any{"schemaVersion": 2, "manifests": []any{index}})
 
-	got, err := Import(ctx, store, spool(t, tarOf(t, files)))
+	layout := tarOf(t, files)
+	got, err := Import(ctx, store, spool(t, layout))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Stored under another name (a runtime's export names images its own
+	// way), the index is the same, byte for byte.
+	if as, err := ImportAs(ctx, store, spool(t, layout), "renamed:9"); err != nil || as.Repo != "renamed" || as.Digest != index["digest"] {
+		t.Fatalf("ImportAs: %+v %v", as, err)
 	}
 	if len(got) != 1 || got[0].Repo != "multi" || got[0].Tag != "3" || got[0].Digest != index["digest"] {
 		t.Fatalf("imported %+v, want multi:3 at %s", got, index["digest"])

@@ -1,0 +1,19 @@
+package bare
+
+import (
+	"testing"
+
+	"github.com/cornus-dev/cornus/backends/backendtest"
+)
+
+// Host-native re-export over the bare backend's image store
+// (backendtest.RegistryHostNative; the store's logic is hostregistry's,
+// conformance-tested over dockerd's images).
+func TestRegistryStoreHostNative(t *testing.T) {
+	b := newTestBackend(t)
+	s, err := b.RegistryStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	backendtest.RegistryHostNative(t, b, s)
+}
