@@ -58,7 +58,7 @@ bench: build setup ## cornus vs docker compose v5.6.0 on the same daemon, client
 	CORNUS_DEPLOY_BACKEND=bare ./bin/cornus image load -i bin/bench-image.tar
 	GOMAXPROCS=1 $(GO) test ./egress -run '^$$' -bench 'Decide' -benchtime 2s
 	$(GO) test ./server -run '^$$' -bench 'Egress' -benchtime 5x
-	$(GO) run ./hack/bench -containerd -bare -serve -mounts -builds "$$(scripts/buildx.sh)" -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
+	$(GO) run ./hack/bench -containerd -bare -serve -mounts -builds "$$(scripts/buildx.sh)" -registry "$$(scripts/distribution.sh)" -cornus bin/cornus -compose "$$(scripts/docker-compose.sh)" $(BENCHFLAGS)
 
 scale: build setup ## 500 containers: proxy vs dockerd for docker ps/compose ps/up/down, cornus vs docker compose, down after a daemon restart (~15 min)
 	$(GO) run ./hack/mkimage -ref cornus-bench/busybox:1 -o bin/bench-image.tar

@@ -257,20 +257,23 @@ func composeScenario(p *proxy) {
 	if err := os.WriteFile(filepath.Join(dir, "compose.yaml"), []byte(compose), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A name of its own: a run killed earlier may have left its one-off
+	// containers under a fixed one.
+	proj := uniqueName("proxy3-")
 	dc := func(args ...string) string {
-		return p.must(dir, docker, append([]string{"compose", "-p", "proxy3"}, args...)...)
+		return p.must(dir, docker, append([]string{"compose", "-p", proj}, args...)...)
 	}
-	t.Cleanup(func() { p.run(dir, docker, "compose", "-p", "proxy3", "down", "-v", "-t", "1") })
+	t.Cleanup(func() { p.run(dir, docker, "compose", "-p", proj, "down", "-v", "-t", "1") })
 
 	dc("up", "-d", "--wait")
 	waitHTTP(t, fmt.Sprintf("127.0.0.1:%d", port), "hello-e2e")
-	if ps := dc("ps"); !strings.Contains(ps, "proxy3-web-1") || !strings.Contains(ps, "(healthy)") || !strings.Contains(ps, "proxy3-worker-1") {
+	if ps := dc("ps"); !strings.Contains(ps, proj+"-web-1") || !strings.Contains(ps, "(healthy)") || !strings.Contains(ps, proj+"-worker-1") {
 		t.Errorf("compose ps:\n%s", ps)
 	}
 	if logs := dc("logs", "--tail", "3", "app"); !strings.Contains(logs, "app-tick") {
 		t.Errorf("compose logs:\n%s", logs)
 	}
-	if out, code := p.run(dir, docker, "compose", "-p", "proxy3", "exec", "-T", "worker", "sh", "-c", "test -s /data/ticks && echo ticking; exit 5"); code != 5 || !strings.Contains(out, "ticking") {
+	if out, code := p.run(dir, docker, "compose", "-p", proj, "exec", "-T", "worker", "sh", "-c", "test -s /data/ticks && echo ticking; exit 5"); code != 5 || !strings.Contains(out, "ticking") {
 		t.Errorf("compose exec: exit %d, %q", code, out)
 	}
 	if out := dc("run", "--rm", "app", "echo", "from-run"); !strings.Contains(out, "from-run") {
@@ -281,7 +284,7 @@ func composeScenario(p *proxy) {
 	}
 	// restart starts the process again: a later StartedAt.
 	startedAt := func() time.Time {
-		out := strings.TrimSpace(p.must(dir, docker, "inspect", "-f", "{{.State.StartedAt}}", "proxy3-app-1"))
+		out := strings.TrimSpace(p.must(dir, docker, "inspect", "-f", "{{.State.StartedAt}}", proj+"-app-1"))
 		at, err := time.Parse(time.RFC3339Nano, out)
 		if err != nil {
 			t.Fatalf("docker inspect StartedAt %q: %v", out, err)
@@ -311,10 +314,10 @@ func composeScenario(p *proxy) {
 		t.Errorf("after compose kill:\n%s", ps)
 	}
 	dc("down", "-v")
-	if left := p.must(dir, docker, "ps", "-a", "-q", "--filter", "label=com.docker.compose.project=proxy3"); left != "" {
+	if left := p.must(dir, docker, "ps", "-a", "-q", "--filter", "label=com.docker.compose.project="+proj); left != "" {
 		t.Errorf("containers left: %q", left)
 	}
-	if left := p.must(dir, docker, "volume", "ls", "-q", "--filter", "label=com.docker.compose.project=proxy3"); left != "" {
+	if left := p.must(dir, docker, "volume", "ls", "-q", "--filter", "label=com.docker.compose.project="+proj); left != "" {
 		t.Errorf("volumes left: %q", left)
 	}
 }

@@ -85,7 +85,9 @@ func onlyOn(t *testing.T, backend, why string) {
 // with how to start it.
 func daemon(t *testing.T) backends.Backend {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Generous: opening checks the daemon's state (incus: its network and
+	// profile), slow on a loaded 2-core host (CI22: 10 s ran out).
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	b, err := fromenv.Open(ctx, os.Environ())
 	if err != nil {

@@ -48,6 +48,7 @@ type options struct {
 	incus, incusSock               string
 	kubernetes, kubeconfig         string
 	podman, podmanSock             string
+	registry                       string // distribution's registry: the registry rows' reference
 }
 
 func parseFlags() options {
@@ -56,7 +57,7 @@ func parseFlags() options {
 	flag.StringVar(&o.compose, "compose", "", "docker compose binary (standalone)")
 	flag.IntVar(&o.runs, "runs", 7, "runs per measurement (median reported)")
 	flag.StringVar(&o.image, "image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
+	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, registry (the -registry rows), build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
 	flag.IntVar(&o.scaleServices, "scale-services", 50, "services of the scale project")
 	flag.IntVar(&o.scaleReplicas, "scale-replicas", 10, "replicas of each service of the scale project")
 	flag.BoolVar(&o.containerd, "containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
@@ -70,6 +71,7 @@ func parseFlags() options {
 	flag.BoolVar(&o.mount, "mounts", false, "also compare a client-local mount (cornus 9P export → FUSE) with sshfs: read 100 MB, stat 10k files (scripts/sshfs.sh)")
 	flag.StringVar(&o.podman, "podman", "auto", "also time cornus on the podman backend against podman-compose on the same service: auto (when it answers on -podman-socket), on or off")
 	flag.StringVar(&o.podmanSock, "podman-socket", defaultPodmanSocket, "the podman service of the podman rows (scripts/podman.sh)")
+	flag.StringVar(&o.registry, "registry", "", "also time cornus serve's registry against this distribution registry binary (scripts/distribution.sh): push and pull of 200 MB, 20 concurrent pulls, memory while a 1 GB layer streams")
 	flag.Parse()
 	return o
 }
@@ -100,6 +102,9 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	switch o.only { // rows that need no dockerd
+	case "registry":
+		bench{cornus: o.cornus, dir: dir}.registryRows(o.registry, o.runs)
+		return
 	case "kubernetes":
 		bk := bench{cornus: o.cornus, dir: dir}
 		bk.mustWrite("ten.yaml", services(o.image, 10, 1))
@@ -178,6 +183,7 @@ func (b bench) allRows(o options, dockerSock string) {
 		{o.mount, func() { mountRows(o.runs) }},
 		{o.builds != "", func() { b.allBuildRows(o) }},
 		{o.serve, func() { b.serveRows(o.image, o.runs) }},
+		{o.registry != "", func() { b.registryRows(o.registry, o.runs) }},
 		{o.podman == "on" || o.podman == "auto" && podmanAnswers(o.podmanSock), func() { b.podmanRows(o.image, o.podmanSock, o.runs) }},
 		{o.kubernetes == "on" || o.kubernetes == "auto" && kubernetesAnswers(o.kubeconfig), func() { b.kubernetesRows(o.kubeconfig, o.runs) }},
 		{o.incus == "on" || o.incus == "auto" && incusAnswers(o.incusSock), func() { b.incusRows(o.image, o.incusSock, o.runs, t.upD, t.downD) }},
