@@ -3,6 +3,7 @@ package containerd
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
@@ -23,6 +24,9 @@ type Backend struct {
 	*daemonless.Core
 	cfg config
 	cli *client.Client
+
+	contentRoot     string // containerd's content store on this host, when readable (registrystore.go)
+	contentRootOnce sync.Once
 }
 
 // Option configures New.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -147,17 +149,94 @@ func (s registryStore) OpenBlob(ctx context.Context, repo string, d digest.Diges
 	if err != nil {
 		return nil, err
 	}
+	if f := s.blobFile(ctx, d, info.Size); f != nil {
+		return f, nil
+	}
 	ra, err := s.cs().ReaderAt(ctx, ocispec.Descriptor{Digest: d, Size: info.Size})
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return readSeekCloser{io.NewSectionReader(ra, 0, ra.Size()), ra}, nil
+	return &chunkedReader{ra: ra, size: ra.Size()}, nil
 }
 
-type readSeekCloser struct {
-	*io.SectionReader
-	io.Closer
+// blobFile opens blob d in containerd's content store directly, where
+// this host can read it (cornus serve beside its containerd): a pull then
+// reads a file as distribution's registry does, not containerd's API.
+// nil: read it through the API.
+func (s registryStore) blobFile(ctx context.Context, d digest.Digest, size int64) *os.File {
+	s.b.contentRootOnce.Do(func() {
+		res, err := s.b.cli.IntrospectionService().Plugins(ctx, "type==io.containerd.content.v1")
+		if err != nil {
+			return
+		}
+		for _, p := range res.Plugins {
+			if root := p.Exports["root"]; root != "" {
+				if st, err := os.Stat(filepath.Join(root, "blobs")); err == nil && st.IsDir() {
+					s.b.contentRoot = root
+				}
+			}
+		}
+	})
+	if s.b.contentRoot == "" || d.Validate() != nil {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(s.b.contentRoot, "blobs", d.Algorithm().String(), d.Encoded()))
+	if err != nil {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != size {
+		f.Close()
+		return nil
+	}
+	return f
 }
+
+// chunkedReader reads a content store's blob in large chunks: each ReadAt
+// of containerd's ReaderAt is a round trip to containerd, and a copy's
+// 32 KiB reads made a 200 MB pull 6,400 of them (13x distribution's time).
+type chunkedReader struct {
+	ra        content.ReaderAt
+	size, off int64
+	buf       []byte
+	bufOff    int64 // the blob offset of buf[0]
+}
+
+const readChunk = 1 << 20
+
+func (r *chunkedReader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	if r.off < r.bufOff || r.off >= r.bufOff+int64(len(r.buf)) {
+		if r.buf == nil {
+			r.buf = make([]byte, readChunk)
+		}
+		n, err := r.ra.ReadAt(r.buf[:cap(r.buf)], r.off)
+		if n == 0 && err != nil {
+			return 0, err
+		}
+		r.buf, r.bufOff = r.buf[:n], r.off
+	}
+	n := copy(p, r.buf[r.off-r.bufOff:])
+	r.off += int64(n)
+	return n, nil
+}
+
+func (r *chunkedReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.size
+	}
+	if offset < 0 {
+		return 0, errors.New("seek before the start")
+	}
+	r.off = offset
+	return offset, nil
+}
+
+func (r *chunkedReader) Close() error { return r.ra.Close() }
 
 // pushedLabels are the labels of content pushed to repo.
 func pushedLabels(prefix, repo string) map[string]string {

@@ -101,19 +101,7 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
-	switch o.only { // rows that need no dockerd
-	case "registry":
-		bench{cornus: o.cornus, dir: dir}.registryRows(o.registry, o.runs)
-		return
-	case "kubernetes":
-		bk := bench{cornus: o.cornus, dir: dir}
-		bk.mustWrite("ten.yaml", services(o.image, 10, 1))
-		bk.kubernetesRows(o.kubeconfig, o.runs)
-		return
-	case "podman":
-		bp := bench{cornus: o.cornus, dir: dir}
-		bp.mustWrite("ten.yaml", services(o.image, 10, 1))
-		bp.podmanRows(o.image, o.podmanSock, o.runs)
+	if noDockerdRows(o, dir) {
 		return
 	}
 	host := dockerhost.HostFromEnv(os.Environ())
@@ -159,6 +147,25 @@ func main() {
 		b.allRows(o, dockerSock)
 		exitUnless(ok, "the proxy's answers differ from dockerd's")
 	}
+}
+
+// noDockerdRows runs the rows -only selects that need no dockerd,
+// reporting whether it did.
+func noDockerdRows(o options, dir string) bool {
+	b := bench{cornus: o.cornus, dir: dir}
+	switch o.only {
+	case "registry":
+		b.registryRows(o.registry, o.runs)
+	case "kubernetes":
+		b.mustWrite("ten.yaml", services(o.image, 10, 1))
+		b.kubernetesRows(o.kubeconfig, o.runs)
+	case "podman":
+		b.mustWrite("ten.yaml", services(o.image, 10, 1))
+		b.podmanRows(o.image, o.podmanSock, o.runs)
+	default:
+		return false
+	}
+	return true
 }
 
 // allRows measures up and down against docker compose and the daemon

@@ -108,6 +108,7 @@ func startDistribution(bin, dir string) *registryEnd {
 	path := dir + ".yaml"
 	must(os.WriteFile(path, []byte(cfg), 0o644))
 	cmd := exec.Command(bin, "serve", path)
+	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	must(cmd.Start())
 	r := &registryEnd{base: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
