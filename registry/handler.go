@@ -29,6 +29,9 @@ type Config struct {
 	UploadTTL   time.Duration
 	// Service names the registry in its token challenge ("cornus").
 	Service string
+	// Authenticated, when set, is told who each request is (for the
+	// caller's request log).
+	Authenticated func(r *http.Request, principal string)
 }
 
 // Handler serves /v2/.
@@ -91,6 +94,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		h.challenge(w, r)
 		return
+	}
+	if h.cfg.Authenticated != nil {
+		h.cfg.Authenticated(r, principal)
 	}
 	rest, ok := strings.CutPrefix(path, "/v2/")
 	if !ok && path != "/v2" {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -163,3 +164,33 @@ func TestConcurrentPushesOfOneBlob(t *testing.T) {
 		}
 	}
 }
+
+// Authenticated hears who each authenticated request is (the server's
+// request log names the tenant), and nothing of one refused.
+func TestAuthenticatedHook(t *testing.T) {
+	var mu sync.Mutex
+	var heard []string
+	r := newTestRegistry(t, t.TempDir(), Config{Auth: tokenAuth("s3cret"), Authenticated: func(_ *http.Request, p string) {
+		mu.Lock()
+		heard = append(heard, p)
+		mu.Unlock()
+	}})
+	if code, _, _ := r.do("GET", "/v2/", nil, "Authorization", "Bearer s3cret"); code != http.StatusOK {
+		t.Fatalf("GET /v2/ with the token: %d", code)
+	}
+	if code, _, _ := r.do("GET", "/v2/", nil, "Authorization", "Bearer wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("GET /v2/ with a wrong token: %d", code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heard) != 1 || heard[0] != "t" {
+		t.Fatalf("heard %q, want the one authenticated request's principal", heard)
+	}
+}
+
+// tokenAuth lets one token do anything, as principal "t".
+type tokenAuth string
+
+func (a tokenAuth) Authenticate(s string) (string, bool)                  { return "t", s == string(a) }
+func (tokenAuth) Authorize(context.Context, string, string, Action) error { return nil }
+func (tokenAuth) Visible(context.Context, string, string) bool            { return true }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -59,7 +60,13 @@ func newRegistry(dataDir string, s *Server) (*registry.Handler, error) {
 	if s.pullKey, err = loadPullKey(dir); err != nil {
 		return nil, err
 	}
-	return registry.New(registry.Config{Store: store, Auth: registryAuth{s, store}, UploadDir: filepath.Join(dir, "uploads")})
+	return registry.New(registry.Config{Store: store, Auth: registryAuth{s, store}, UploadDir: filepath.Join(dir, "uploads"),
+		Authenticated: func(r *http.Request, principal string) {
+			if tenant, node := strings.CutPrefix(principal, nodePrincipal); node {
+				principal = tenant + " (pull credential)"
+			}
+			noteTenant(r, principal) // the request log's tenant
+		}})
 }
 
 // registryGCEvery is how often the server collects its registry's own
