@@ -2,9 +2,11 @@ package registry
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/opencontainers/go-digest"
 )
 
 // uploads are the blob upload sessions in progress: one file each under
@@ -34,6 +38,10 @@ type session struct {
 	Size                int64
 	Touched             time.Time
 	mu                  sync.Mutex
+	// sum is the SHA-256 of the bytes written so far, kept as they
+	// arrive so that finishing does not read the upload again; nil once
+	// a write failed (finish then reads the file).
+	sum hash.Hash
 }
 
 func newUploads(dir string, ttl time.Duration) (*uploads, error) {
@@ -58,7 +66,7 @@ func (u *uploads) open(repo, principal string) (*session, error) {
 	u.sweep()
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	s := &session{ID: hex.EncodeToString(b), Repo: repo, Principal: principal, Touched: time.Now()}
+	s := &session{ID: hex.EncodeToString(b), Repo: repo, Principal: principal, Touched: time.Now(), sum: sha256.New()}
 	f, err := os.OpenFile(u.path(s.ID), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -251,7 +259,14 @@ func (h *Handler) appendChunk(q *request, s *session) bool {
 		return false
 	}
 	defer f.Close()
-	n, err := io.Copy(f, io.LimitReader(q.r.Body, room+1))
+	var w io.Writer = f
+	if s.sum != nil {
+		w = io.MultiWriter(f, s.sum)
+	}
+	n, err := io.Copy(w, io.LimitReader(q.r.Body, room+1))
+	if err != nil {
+		s.sum = nil // the file and the sum may differ by a partial write
+	}
 	h.uploads.grow(s, n)
 	if n > room {
 		h.uploads.close(s)
@@ -263,6 +278,19 @@ func (h *Handler) appendChunk(q *request, s *session) bool {
 		return false
 	}
 	return true
+}
+
+// verified reports whether the session's bytes (in f) are d: by the sum
+// kept as they arrived, else by reading them.
+func verified(s *session, f io.Reader, d digest.Digest) (bool, error) {
+	if s.sum != nil && d.Algorithm() == digest.SHA256 {
+		return digest.NewDigest(digest.SHA256, s.sum) == d, nil
+	}
+	v := d.Verifier()
+	if _, err := io.Copy(v, f); err != nil {
+		return false, err
+	}
+	return v.Verified(), nil
 }
 
 func (h *Handler) uploadRangeError(q *request, s *session) {
@@ -283,12 +311,12 @@ func (h *Handler) finish(q *request, s *session, dgst string) {
 		return
 	}
 	defer f.Close()
-	v := d.Verifier()
-	if _, err := io.Copy(v, f); err != nil {
+	ok, err = verified(s, f, d)
+	if err != nil {
 		serverError(q.w, err)
 		return
 	}
-	if !v.Verified() {
+	if !ok {
 		h.uploads.close(s)
 		writeError(q.w, http.StatusBadRequest, codeDigestInvalid, "the uploaded bytes are not "+d.String()+": the upload is dropped")
 		return
