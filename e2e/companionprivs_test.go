@@ -121,12 +121,12 @@ func markdialImage(t *testing.T) {
 	}
 	f.Close()
 	if daemon(t).Capabilities().Sidecars {
-		ctr := exec.Command("ctr", "--address", filepath.Join(k8sState(), "containerd.sock"), "--namespace", "k8s.io", "images", "import", tar)
+		ctr := nodeCtr("images", "import", tar)
 		if out, err := ctr.CombinedOutput(); err != nil {
 			t.Fatalf("import %s into the node: %v: %s", ref, err, out)
 		}
 		t.Cleanup(func() {
-			_ = exec.Command("ctr", "--address", filepath.Join(k8sState(), "containerd.sock"), "--namespace", "k8s.io", "images", "rm", "docker.io/"+ref).Run()
+			_ = nodeCtr("images", "rm", "docker.io/"+ref).Run()
 		})
 		return
 	}

@@ -89,17 +89,3 @@ func TestRegistryNodesPull(t *testing.T) {
 		}
 	}
 }
-
-// k8sNamespace is the test cluster's namespace for cornus.
-func k8sNamespace() string {
-	if ns := os.Getenv("CORNUS_K8S_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "cornus"
-}
-
-// nodeCtr is ctr on the test cluster node's containerd (its k8s.io
-// namespace).
-func nodeCtr(args ...string) *exec.Cmd {
-	return exec.Command("ctr", append([]string{"--address", filepath.Join(k8sState(), "containerd.sock"), "--namespace", "k8s.io"}, args...)...)
-}

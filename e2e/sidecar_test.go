@@ -26,6 +26,20 @@ func k8sState() string {
 	return "/run/cornus-k8s"
 }
 
+// k8sNamespace is the test cluster's namespace for cornus.
+func k8sNamespace() string {
+	if ns := os.Getenv("CORNUS_K8S_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "cornus"
+}
+
+// nodeCtr is ctr on the test cluster node's containerd (its k8s.io
+// namespace).
+func nodeCtr(args ...string) *exec.Cmd {
+	return exec.Command("ctr", append([]string{"--address", filepath.Join(k8sState(), "containerd.sock"), "--namespace", "k8s.io"}, args...)...)
+}
+
 // agentImageOnNode imports the agent image of the binary under test into
 // the test cluster's node (its containerd's k8s.io namespace), as
 // scripts/k8s.sh imports the test images: there is no registry, and
@@ -66,11 +80,7 @@ func agentImageOnNode(t *testing.T) string {
 // service (kubernetes), for assertions on what the caretaker logged.
 func sidecarLogs(t *testing.T, project, service string) string {
 	t.Helper()
-	ns := os.Getenv("CORNUS_K8S_NAMESPACE")
-	if ns == "" {
-		ns = "cornus"
-	}
-	out, err := exec.Command("kubectl", "-n", ns, "logs", "--tail=-1", "-c", "cornus-caretaker",
+	out, err := exec.Command("kubectl", "-n", k8sNamespace(), "logs", "--tail=-1", "-c", "cornus-caretaker",
 		"-l", "cornus.dev/project="+project+",cornus.dev/app="+service).CombinedOutput()
 	if err != nil {
 		t.Errorf("kubectl logs of %s's caretaker sidecar: %v: %s", service, err, out)
@@ -105,11 +115,7 @@ func sidecarMounts(t *testing.T, podUIDs []string) []string {
 // podUIDs are the UIDs of a project's pods.
 func podUIDs(t *testing.T, project string) []string {
 	t.Helper()
-	ns := os.Getenv("CORNUS_K8S_NAMESPACE")
-	if ns == "" {
-		ns = "cornus"
-	}
-	out, err := exec.Command("kubectl", "-n", ns, "get", "pods", "-l", "cornus.dev/project="+project,
+	out, err := exec.Command("kubectl", "-n", k8sNamespace(), "get", "pods", "-l", "cornus.dev/project="+project,
 		"-o", "jsonpath={.items[*].metadata.uid}").Output()
 	if err != nil {
 		t.Fatalf("kubectl get pods: %v", err)

@@ -3,6 +3,7 @@ package registry
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -334,7 +335,7 @@ func (a *archive) walkManifest(img *archiveImage, mediaType string, d digest.Dig
 	if err := json.Unmarshal(data, &m); err != nil {
 		return Manifest{}, fmt.Errorf("manifest %s: %w", d, err)
 	}
-	mediaType = cmpOr(m.MediaType, mediaType)
+	mediaType = cmp.Or(m.MediaType, mediaType)
 	for _, c := range m.Manifests {
 		child, err := a.walkManifest(img, c.MediaType, c.Digest, depth+1)
 		if err != nil {
@@ -360,13 +361,6 @@ func (a *archive) walkManifest(img *archiveImage, mediaType string, d digest.Dig
 		img.blobs[b] = e
 	}
 	return Manifest{MediaType: mediaType, Digest: d, Data: data}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // put stores img in repo: its blobs, then its manifests, the top one

@@ -3,7 +3,7 @@
 # (github.com/distribution/distribution/v3/cmd/registry), the reference
 # the registry bench rows compare cornus serve with, built from the Go
 # module proxy at a pinned version into a cache outside the repository
-# keyed by version:
+# keyed by version (goinstall.sh):
 #
 #   ${CORNUS_TOOL_CACHE:-/var/cache/cornus}/distribution/$V/registry
 #
@@ -11,15 +11,4 @@
 # 2 cores).
 set -euo pipefail
 V=${CORNUS_DISTRIBUTION_VERSION:-v3.1.2}
-cache=${CORNUS_TOOL_CACHE:-/var/cache/cornus}/distribution/$V
-bin=$cache/registry
-
-if [ ! -x "$bin" ]; then
-	mkdir -p "$cache"
-	exec 9>"$cache/build.lock"
-	flock -w 900 9 || { echo "distribution.sh: $cache/build.lock held for 15 minutes" >&2; exit 1; }
-	if [ ! -x "$bin" ]; then
-		GOBIN=$cache CGO_ENABLED=0 go install "github.com/distribution/distribution/v3/cmd/registry@$V" >&2
-	fi
-fi
-echo "$bin"
+exec "$(dirname "$0")/goinstall.sh" distribution github.com/distribution/distribution/v3/cmd/registry "$V" 900

@@ -44,13 +44,24 @@ func sameImage(d digest.Digest, id string) bool {
 	return strings.TrimPrefix(d.String(), "sha256:") == strings.TrimPrefix(id, "sha256:")
 }
 
+// RegistryStorer is a backend whose image store the server's registry
+// serves (staging under dir).
+type RegistryStorer interface {
+	backends.Backend
+	RegistryStore(dir string) (cornusregistry.Store, error)
+}
+
 // RegistryHostNative checks a registry store over b's own images
 // (hostregistry's): an image b has is pulled with its config (the image
 // ID) and layers byte for byte; pushed to another repository (its blobs
 // mounted), it is at once an image b runs; a push to the tag moves it, a
 // delete untags it.
-func RegistryHostNative(t *testing.T, b backends.Backend, store cornusregistry.Store) {
+func RegistryHostNative(t *testing.T, b RegistryStorer) {
 	imgs, err := backends.Want[backends.Images](b, backends.FeatureImages, "images")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := b.RegistryStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

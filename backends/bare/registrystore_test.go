@@ -10,10 +10,5 @@ import (
 // (backendtest.RegistryHostNative; the store's logic is hostregistry's,
 // conformance-tested over dockerd's images).
 func TestRegistryStoreHostNative(t *testing.T) {
-	b := newTestBackend(t)
-	s, err := b.RegistryStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	backendtest.RegistryHostNative(t, b, s)
+	backendtest.RegistryHostNative(t, newTestBackend(t))
 }

@@ -165,7 +165,8 @@ func (s registryStore) OpenBlob(ctx context.Context, repo string, d digest.Diges
 // nil: read it through the API.
 func (s registryStore) blobFile(ctx context.Context, d digest.Digest, size int64) *os.File {
 	s.b.contentRootOnce.Do(func() {
-		res, err := s.b.cli.IntrospectionService().Plugins(ctx, "type==io.containerd.content.v1")
+		// Not the request's cancellation: the answer serves every later pull.
+		res, err := s.b.cli.IntrospectionService().Plugins(context.WithoutCancel(ctx), "type==io.containerd.content.v1")
 		if err != nil {
 			return
 		}

@@ -28,6 +28,5 @@ func TestRegistryStoreConformance(t *testing.T) {
 
 // Host-native re-export over dockerd's images (backendtest.RegistryHostNative).
 func TestRegistryStoreHostNative(t *testing.T) {
-	b := newTestBackend(t)
-	backendtest.RegistryHostNative(t, b, testStore(t, b))
+	backendtest.RegistryHostNative(t, newTestBackend(t))
 }

@@ -12,10 +12,5 @@ import (
 // (dockerhost's TestRegistryStoreConformance); on podman it takes minutes,
 // every tag list being a list of every image.
 func TestRegistryStoreHostNative(t *testing.T) {
-	b := newTestBackend(t)
-	s, err := b.RegistryStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	backendtest.RegistryHostNative(t, b, s)
+	backendtest.RegistryHostNative(t, newTestBackend(t))
 }

@@ -283,11 +283,11 @@ func (s *registryStore) DeleteManifest(ctx context.Context, repo string, d diges
 		return err
 	}
 	id := s.imageOf(ctx, k, m)
-	tags, err := s.hostTags(ctx, k)
+	repos, err := s.hostTags(ctx)
 	if err != nil {
 		return err
 	}
-	for tag, tagID := range tags {
+	for tag, tagID := range repos[k] {
 		if sameID(tagID, id) {
 			if err := s.untag(ctx, k, tag); err != nil {
 				return err
@@ -328,40 +328,38 @@ func sameID(a, b string) bool {
 	return a != "" && strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
 }
 
-// hostTags maps repo's tags in the host's store to their image IDs.
-func (s *registryStore) hostTags(ctx context.Context, repo string) (map[string]string, error) {
+// hostTags maps each repository's tags in the host's store to their
+// image IDs.
+func (s *registryStore) hostTags(ctx context.Context) (map[string]map[string]string, error) {
 	imgs, err := s.h.ListImages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tags := map[string]string{}
+	repos := map[string]map[string]string{}
 	for _, img := range imgs {
 		for _, name := range img.Tags {
 			if s.local != "" {
 				name = strings.TrimPrefix(name, s.local+"/")
 			}
-			if r, t, ok := imageref.RepoTag(name); ok && (repo == "" || r == repo) {
-				tags[r+":"+t] = img.ID
+			if r, t, ok := imageref.RepoTag(name); ok {
+				if repos[r] == nil {
+					repos[r] = map[string]string{}
+				}
+				repos[r][t] = img.ID
 			}
 		}
 	}
-	if repo == "" {
-		return tags, nil
-	}
-	out := map[string]string{}
-	for rt, id := range tags {
-		out[rt[len(repo)+1:]] = id
-	}
-	return out, nil
+	return repos, nil
 }
 
 // Tags are the host's tags of repo and the stage's.
 func (s *registryStore) Tags(ctx context.Context, repo string) ([]string, error) {
 	k := key(repo)
-	tags, err := s.hostTags(ctx, k)
+	repos, err := s.hostTags(ctx)
 	if err != nil {
 		return nil, err
 	}
+	tags := repos[k]
 	staged, err := s.stage.Tags(ctx, k)
 	if err != nil && !errors.Is(err, registry.ErrNotFound) {
 		return nil, err
@@ -379,7 +377,7 @@ func (s *registryStore) Tags(ctx context.Context, repo string) ([]string, error)
 
 // Repositories are the host's and the stage's.
 func (s *registryStore) Repositories(ctx context.Context) ([]string, error) {
-	tags, err := s.hostTags(ctx, "")
+	repos, err := s.hostTags(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -387,8 +385,7 @@ func (s *registryStore) Repositories(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for rt := range tags {
-		r, _, _ := imageref.RepoTag(rt)
+	for r := range repos {
 		out = append(out, r)
 	}
 	slices.Sort(out)
