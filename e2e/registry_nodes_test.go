@@ -24,34 +24,103 @@ func TestRegistryNodesPull(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir)
 	name := uniqueName("nodes-pull-")
+	compose := "services:\n  app:\n    image: " + name + ":1\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done\"]\n"
+	p := newProject(t, compose, srv.env()...)
+	reg := registrytest.Client{T: t, Base: srv.url, Token: srv.token}
+	digest := loadNew(t, p, reg, name+":1")
+
+	p.must("compose", "up", "-d", "--wait")
+	host := strings.TrimPrefix(srv.url, "http://")
+	if got := podImage(t, p.name, digest); got != host+"/"+name+"@"+digest {
+		t.Fatalf("the pod runs %s, want %s/%s@%s pulled from the server", got, host, name, digest)
+	}
+
+	// Another tenant names it, as loaded and on the registry's host.
+	out, err := exec.Command(cornusBin, "token", "create", "--tokens-file", filepath.Join(dir, "tokens"), "bob").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := newProject(t, compose, "CORNUS_SERVER="+srv.url, "CORNUS_TOKEN="+strings.TrimSpace(string(out)))
+	for _, image := range []string{name + ":1", host + "/" + name + "@" + digest} {
+		if err := os.WriteFile(filepath.Join(bob.dir, "compose.yaml"), []byte(strings.Replace(compose, name+":1", image, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, errOut, code := bob.run("compose", "up", "-d"); code == 0 || !strings.Contains(errOut, "another tenant's") {
+			t.Errorf("bob's up of %s: exit %d\n%s", image, code, errOut)
+		}
+	}
+}
+
+// TestRegistryNodesBuild: on kubernetes, `cornus compose --server up
+// --build` builds on the server (cornus's buildkitd), FROM an image the
+// tenant loaded into the server's registry; the result goes into the
+// registry and the node pulls it from there. The build's arg, secret and
+// context reach the image, as on every other backend.
+func TestRegistryNodesBuild(t *testing.T) {
+	onlyOn(t, "kubernetes", "builds reach the nodes through the server's registry")
+	srv := startServer(t, t.TempDir())
+	base := uniqueName("nodes-base-")
+	p := newProject(t, buildCompose, append(srv.env(), "BUILD_TOKEN=s3cret")...)
+	files := buildFiles("one")
+	files["app/Dockerfile"] = strings.Replace(files["app/Dockerfile"], "FROM "+image, "FROM "+base+":1", 1)
+	writeFiles(t, p.dir, files)
+	reg := registrytest.Client{T: t, Base: srv.url, Token: srv.token}
+	loadNew(t, p, reg, base+":1")
+	built := p.name + "-app"
+	t.Cleanup(func() { reg.DeleteRepo(built) })
+
+	p.must("compose", "up", "-d", "--wait", "--build")
+	_, hdr, _ := reg.Do("HEAD", "/v2/"+built+"/manifests/latest", nil)
+	digest := hdr.Get("Docker-Content-Digest")
+	if digest == "" {
+		t.Fatalf("the build is not in the server's registry")
+	}
+	if got, want := podImage(t, p.name, digest), strings.TrimPrefix(srv.url, "http://")+"/"+built+"@"+digest; got != want {
+		t.Fatalf("the pod runs %s, want %s", got, want)
+	}
+	if got := strings.TrimSpace(p.must("compose", "exec", "-T", "app", "cat", "/greeting")); got != "hello one" {
+		t.Fatalf("/greeting: %q", got)
+	}
+	if _, errOut, code := p.run("compose", "exec", "-T", "app", "sh", "-c", "test ! -e /run/secrets/token && test ! -e /ctx/ignored.txt"); code != 0 {
+		t.Fatalf("the secret or the ignored file reached the image: %s", errOut)
+	}
+}
+
+// loadNew makes an image no node has (an ONBUILD trigger of its own makes
+// its config new), loads it as ref into the server's registry with
+// `cornus image load --server`, and returns its manifest's digest there.
+func loadNew(t *testing.T, p *project, reg registrytest.Client, ref string) string {
+	t.Helper()
+	repo, _, _ := strings.Cut(ref, ":")
 	tar := filepath.Join(t.TempDir(), "image.tar")
 	f, err := os.Create(tar)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An ONBUILD trigger of its own makes its config, and so the image,
-	// one no node has.
-	err = testimage.BuildBusybox(f, testimage.Options{Ref: name + ":1", OnBuild: []string{"RUN echo " + name}})
-	f.Close()
+	err = testimage.BuildBusybox(f, testimage.Options{Ref: ref, OnBuild: []string{"RUN echo " + repo}})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	compose := "services:\n  app:\n    image: " + name + ":1\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done\"]\n"
-	p := newProject(t, compose, srv.env()...)
-	if out := p.must("image", "load", "-i", tar); !strings.Contains(out, name+":1") {
+	if out := p.must("image", "load", "-i", tar); !strings.Contains(out, ref) {
 		t.Fatalf("image load --server: %s", out)
 	}
-	reg := registrytest.Client{T: t, Base: srv.url, Token: srv.token}
-	t.Cleanup(func() { reg.DeleteRepo(name) })
-	code, hdr, body := reg.Do("GET", "/v2/"+name+"/manifests/1", nil)
+	t.Cleanup(func() { reg.DeleteRepo(repo) })
+	code, hdr, body := reg.Do("HEAD", "/v2/"+repo+"/manifests/"+strings.TrimPrefix(ref, repo+":"), nil)
 	if code != http.StatusOK {
 		t.Fatalf("the load is not in the server's registry: %d %s", code, body)
 	}
-	digest := hdr.Get("Docker-Content-Digest")
+	return hdr.Get("Docker-Content-Digest")
+}
 
-	p.must("compose", "up", "-d", "--wait")
-	host := strings.TrimPrefix(srv.url, "http://")
-	pod, err := exec.Command("kubectl", "-n", k8sNamespace(), "get", "pods", "-l", "cornus.dev/project="+p.name,
+// podImage is the image project's pod runs, once its image ID is digest
+// (pulled from the server's registry); the pod's pull Secret and the
+// node's pulled image are removed when the test ends.
+func podImage(t *testing.T, project, digest string) string {
+	t.Helper()
+	pod, err := exec.Command("kubectl", "-n", k8sNamespace(), "get", "pods", "-l", "cornus.dev/project="+project,
 		"-o", "jsonpath={.items[0].spec.containers[0].image} {.items[0].status.containerStatuses[0].imageID} {.items[0].spec.imagePullSecrets[0].name}").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl get pods: %v: %s", err, pod)
@@ -70,22 +139,8 @@ func TestRegistryNodesPull(t *testing.T) {
 			}
 		}
 	})
-	if fields[0] != host+"/"+name+"@"+digest || !strings.HasSuffix(fields[1], digest) {
-		t.Fatalf("the pod runs %s (image ID %s), want %s/%s@%s pulled from the server", fields[0], fields[1], host, name, digest)
+	if !strings.HasSuffix(fields[1], digest) {
+		t.Fatalf("the pod's image ID is %s, want one pulled by digest %s", fields[1], digest)
 	}
-
-	// Another tenant names it, as loaded and on the registry's host.
-	out, err := exec.Command(cornusBin, "token", "create", "--tokens-file", filepath.Join(dir, "tokens"), "bob").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob := newProject(t, compose, "CORNUS_SERVER="+srv.url, "CORNUS_TOKEN="+strings.TrimSpace(string(out)))
-	for _, image := range []string{name + ":1", host + "/" + name + "@" + digest} {
-		if err := os.WriteFile(filepath.Join(bob.dir, "compose.yaml"), []byte(strings.Replace(compose, name+":1", image, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, errOut, code := bob.run("compose", "up", "-d"); code == 0 || !strings.Contains(errOut, "another tenant's") {
-			t.Errorf("bob's up of %s: exit %d\n%s", image, code, errOut)
-		}
-	}
+	return fields[0]
 }

@@ -119,9 +119,11 @@ func (e *Engine) pullWarnings(a spec.App) []spec.Warning {
 
 // builtImage is the ID of the image an app with a build section runs (""
 // for other apps, or where the backend lists no images): a rebuild that
-// changed it recreates the app's replicas.
+// changed it recreates the app's replicas. An image the server's
+// registry holds (PullAuth) is named by its digest already, and only the
+// nodes have it.
 func (e *Engine) builtImage(ctx context.Context, a spec.App) (string, error) {
-	if a.Build == nil || e.images() == nil {
+	if a.Build == nil || a.PullAuth != nil || e.images() == nil {
 		return "", nil
 	}
 	img, err := e.images().InspectImage(ctx, a.Image)

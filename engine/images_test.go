@@ -111,3 +111,18 @@ func TestPullAuthSkipsEnsure(t *testing.T) {
 		t.Fatalf("ensure of a registry image: %v, pulled %v", err, s.pulled)
 	}
 }
+
+// A built image the server's registry holds is named by its digest, which
+// a rebuild changes: the engine does not look for it in a store the
+// nodes, not the backend, pull into.
+func TestPullAuthBuiltImage(t *testing.T) {
+	s := &imageStore{tagged: map[string]time.Time{}}
+	a := spec.App{Name: "a", Image: "reg:5000/app@sha256:00", Build: &spec.Build{Context: "."}, PullAuth: &spec.RegistryAuth{Server: "reg:5000"}}
+	if id, err := New(s).builtImage(context.Background(), a); err != nil || id != "" {
+		t.Fatalf("built image in the registry: %q %v", id, err)
+	}
+	a.PullAuth = nil
+	if _, err := New(s).builtImage(context.Background(), a); err == nil {
+		t.Fatal("a built image the store lacks was not reported")
+	}
+}

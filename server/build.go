@@ -100,6 +100,11 @@ func (s *Server) admitBuild(r *http.Request, tenant, project string, req api.Bui
 			if err := s.mayTag(r, tenant, imgs, tag, nil); err != nil {
 				return p, fmt.Errorf("services.%s.build: %w", name, err)
 			}
+			if s.nodesPull() { // the result goes into the registry
+				if err := s.mayStore(r.Context(), tenant, tag); err != nil {
+					return p, fmt.Errorf("services.%s.build: %w", name, err)
+				}
+			}
 			tags = append(tags, tag)
 		}
 	}

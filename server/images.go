@@ -26,6 +26,14 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request, id identity)
 		writeError(w, err)
 		return
 	}
+	if s.nodesPull() { // and what the registry holds, where the nodes pull
+		held, err := s.registryImageList(r.Context(), id.tenant)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		list = append(list, held...)
+	}
 	out := []backends.Image{}
 	for _, img := range list {
 		if s.imageOwners.visible(id.tenant, img) {

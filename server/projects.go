@@ -350,6 +350,9 @@ func (s *Server) warnings(w http.ResponseWriter, r *http.Request, id identity) {
 	// Nothing is applied: the spec is only read for what the backend
 	// cannot honor.
 	ws := s.e.Warnings(p)
+	if s.nodesPull() { // the server builds, into the registry the nodes pull from
+		ws = slices.DeleteFunc(ws, func(w spec.Warning) bool { return w.Field == "build" })
+	}
 	if ws == nil {
 		ws = []spec.Warning{}
 	}

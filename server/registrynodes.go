@@ -229,26 +229,7 @@ func (s *Server) loadIntoRegistry(w http.ResponseWriter, r *http.Request, id ide
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	for _, n := range names {
-		if reserved(n) {
-			writeError(w, fmt.Errorf("%w: image %s: %s is cornus's own repository (the caretaker image): load it under another name", errdefs.ErrPermissionDenied, n, n))
-			return
-		}
-		if err := s.notOnNodes(r.Context(), n); err != nil {
-			writeError(w, err)
-			return
-		}
-		repo := imageref.Repo(n)
-		err := s.imageOwners.useRepo(id.tenant, repo, true, func() (bool, error) {
-			_, err := s.regStore.Tags(r.Context(), repo)
-			if errors.Is(err, registry.ErrNotFound) {
-				return false, nil
-			}
-			return err == nil, err
-		})
-		if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrDenied) {
-			err = fmt.Errorf("%w: image %s: %v: load it under another name", errdefs.ErrPermissionDenied, n, err)
-		}
-		if err != nil {
+		if err := s.mayStore(r.Context(), id.tenant, n); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -270,4 +251,29 @@ func (s *Server) loadIntoRegistry(w http.ResponseWriter, r *http.Request, id ide
 		refs = append(refs, im.Name) // as the archive names it, as docker load prints it
 	}
 	writeJSON(w, http.StatusOK, refs)
+}
+
+// mayStore refuses to store image name in the registry as tenant's
+// (a load or a build, where the nodes pull) when it is cornus's own, on
+// the nodes already, or in a repository that is not the tenant's; else
+// the repository is the tenant's from now on.
+func (s *Server) mayStore(ctx context.Context, tenant, name string) error {
+	if reserved(name) {
+		return fmt.Errorf("%w: image %s: %s is cornus's own repository (the caretaker image): use another name", errdefs.ErrPermissionDenied, name, name)
+	}
+	if err := s.notOnNodes(ctx, name); err != nil {
+		return err
+	}
+	repo := imageref.Repo(name)
+	err := s.imageOwners.useRepo(tenant, repo, true, func() (bool, error) {
+		_, err := s.regStore.Tags(ctx, repo)
+		if errors.Is(err, registry.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrDenied) {
+		err = fmt.Errorf("%w: image %s: %v: use another name", errdefs.ErrPermissionDenied, name, err)
+	}
+	return err
 }

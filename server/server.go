@@ -136,10 +136,14 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
 		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
-	s.builder = builder.New(b, cfg.Environ)
 	if s.registry, err = newRegistry(state, s); err != nil {
 		return nil, err
 	}
+	builds := b
+	if s.nodesPull() {
+		builds = registryBuilds{Backend: b, s: s, spool: filepath.Join(state, "uploads")}
+	}
+	s.builder = builder.New(builds, cfg.Environ)
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
 	s.policies = newPolicies(filepath.Join(state, "egress"))
 	if err := s.sessions.reconcile(ctx); err != nil {

@@ -123,7 +123,7 @@ func capabilities(cfg config) backends.Capabilities {
 	c := backends.Capabilities{
 		Gaps: map[string]string{
 			"domainname":                  "the kernel domain name of a pod is not settable",
-			"build":                       "the cluster's nodes pull images from a registry, and cornus has none yet for them (issue 25: cornus serve's registry); build and push with your own tools, then use the image",
+			"build":                       "the cluster's nodes pull every image from a registry: build through cornus serve (--server), whose registry they pull from, or build and push with your own tools",
 			"ulimits":                     "Kubernetes sets no per-container rlimits (the node's apply)",
 			"resources.limits.pids":       "a pod's PID limit is the node's (kubelet podPidsLimit)",
 			"resources.reservations.pids": "Kubernetes has no PID reservation",
