@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -37,13 +38,24 @@ func New(host Host, dir, localDomain string) (registry.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &registryStore{h: host, stage: stage, local: localDomain}, nil
+	return &registryStore{h: host, stage: stage, local: localDomain, exported: map[string]exported{}}, nil
 }
 
 type registryStore struct {
 	h     Host
 	stage *registry.FSStore
 	local string
+
+	mu sync.Mutex
+	// exported remembers, per repo:tag, which host image was exported
+	// as which staged manifest: a host that converts its images (incus)
+	// gives the export a config of its own, not the image ID.
+	exported map[string]exported
+}
+
+type exported struct {
+	id       string
+	manifest digest.Digest
 }
 
 // key is the stage's name of repo: one for app and library/app.
@@ -93,7 +105,7 @@ func (s *registryStore) Manifest(ctx context.Context, repo, ref string) (registr
 		return registry.Manifest{}, err
 	}
 	staged, err := s.stage.Manifest(ctx, k, ref)
-	if err == nil && sameID(s.imageOf(ctx, k, staged), img.ID) {
+	if err == nil && (sameID(s.imageOf(ctx, k, staged), img.ID) || s.wasExported(k+":"+ref, img.ID, staged.Digest)) {
 		return staged, nil
 	}
 	if err := s.export(ctx, k, ref); err != nil {
@@ -103,7 +115,21 @@ func (s *registryStore) Manifest(ctx context.Context, repo, ref string) (registr
 	if err == nil && staged.Digest != "" && staged.Digest != m.Digest {
 		_ = s.stage.DeleteManifest(ctx, k, staged.Digest) // what the host's tag named before
 	}
+	if err == nil {
+		s.mu.Lock()
+		s.exported[k+":"+ref] = exported{id: img.ID, manifest: m.Digest}
+		s.mu.Unlock()
+	}
 	return m, err
+}
+
+// wasExported reports whether staged manifest d is the export of the
+// host's image id as name.
+func (s *registryStore) wasExported(name, id string, d digest.Digest) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.exported[name]
+	return ok && e.id == id && e.manifest == d
 }
 
 // imageOf is the image ID the host would give a staged manifest: its
