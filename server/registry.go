@@ -22,13 +22,13 @@ import (
 // token endpoint hands back; caretaker tokens are refused.
 //
 // Where the backend has an image store of its own (registryStorer:
-// containerd's content store, or dockerd's, libpod's and bare's images
-// through a staging store), the registry is a view of it: a repository's
+// containerd's content store, or dockerd's, libpod's, bare's and Incus's
+// images through a staging store), the registry is a view of it: a repository's
 // tags are the backend's images (app:1 is repository app's tag 1), so
 // what a tenant pushes runs at once, and one name has one owner whichever
-// way it came in (a load, a build or a push: imageowners.go). Elsewhere
-// (kubernetes, incus) the registry keeps its content under the server's
-// data directory.
+// way it came in (a load, a build or a push: imageowners.go). On
+// kubernetes the registry keeps its content under the server's data
+// directory, and the nodes pull from it (registrynodes.go).
 
 // registryStorer is a backend whose own image store the registry serves;
 // it may keep what its store cannot hold under dir.
