@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	_ "crypto/sha512" // sha512 digests, which OCI content may use
 	"encoding/json"
 	"errors"
@@ -32,6 +33,10 @@ type Config struct {
 	// Authenticated, when set, is told who each request is (for the
 	// caller's request log).
 	Authenticated func(r *http.Request, principal string)
+	// AdmitManifest, when set, is asked before a manifest is stored (the
+	// caller's quota on what a principal keeps: Usage); its error
+	// refuses the push with 403 DENIED, saying why.
+	AdmitManifest func(ctx context.Context, principal, repo string, m Manifest) error
 }
 
 // Handler serves /v2/.

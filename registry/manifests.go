@@ -122,7 +122,14 @@ func (h *Handler) putManifest(q *request, ref string) {
 		writeError(q.w, http.StatusBadRequest, codeManifestBlobUnknown, "the manifest names "+missing+", which "+q.repo+" does not have")
 		return
 	}
-	if err := h.cfg.Store.PutManifest(q.r.Context(), q.repo, Manifest{MediaType: mt, Digest: d, Data: data}, tags...); err != nil {
+	m := Manifest{MediaType: mt, Digest: d, Data: data}
+	if h.cfg.AdmitManifest != nil {
+		if err := h.cfg.AdmitManifest(q.r.Context(), q.principal, q.repo, m); err != nil {
+			writeError(q.w, http.StatusForbidden, codeDenied, err.Error())
+			return
+		}
+	}
+	if err := h.cfg.Store.PutManifest(q.r.Context(), q.repo, m, tags...); err != nil {
 		storeError(q.w, err)
 		return
 	}

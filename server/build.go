@@ -44,7 +44,8 @@ func (s *Server) build(w http.ResponseWriter, r *http.Request, id identity) {
 	}
 	f := newFrames(w)
 	adm := &admission{ctx: r.Context(), tenant: id.tenant, p: p}
-	res, err := s.builder.Build(r.Context(), p, req.Services, builder.Options{
+	ctx := context.WithValue(r.Context(), buildTenant{}, id.tenant)
+	res, err := s.builder.Build(ctx, p, req.Services, builder.Options{
 		NoCache: req.NoCache, Pull: req.Pull, Args: req.Args, Progress: "json", Out: &buildLines{f: f},
 		Policy: s.hostPolicy, Files: newRemoteFiles(sess, req.BuildID), Tenant: id.tenant,
 		CheckImage: func(_ context.Context, service, ref string) error {

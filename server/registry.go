@@ -61,6 +61,7 @@ func newRegistry(dataDir string, s *Server) (*registry.Handler, error) {
 		return nil, err
 	}
 	return registry.New(registry.Config{Store: store, Auth: registryAuth{s, store}, UploadDir: filepath.Join(dir, "uploads"),
+		AdmitManifest: s.admitManifest,
 		Authenticated: func(r *http.Request, principal string) {
 			if tenant, node := strings.CutPrefix(principal, nodePrincipal); node {
 				principal = tenant + " (pull credential)"
@@ -132,6 +133,14 @@ func (a registryAuth) Authorize(ctx context.Context, principal, repo string, act
 // Visible implements registry.Auth.
 func (a registryAuth) Visible(_ context.Context, principal, repo string) bool {
 	return a.s.imageOwners.repoIsFor(strings.TrimPrefix(principal, nodePrincipal), repo)
+}
+
+// ownsRepo reports whether repository repo is tenant's: pushed to or
+// loaded into the registry by it first.
+func (o *imageOwners) ownsRepo(tenant, repo string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.f.Repos[imageref.Repo(repo)] == tenant
 }
 
 // repoIsFor reports whether repository repo is tenant's or nobody's.

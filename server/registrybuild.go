@@ -124,6 +124,19 @@ func imageConfig(ctx context.Context, s registry.Store, repo string, m registry.
 	return doc.Config.Digest, cfg.Config.OnBuild, nil
 }
 
+// buildTenant keys the tenant a build is for in its context: its result
+// counts against that tenant's registry quota.
+type buildTenant struct{}
+
+// fileSize is f's size, 0 if unknown.
+func fileSize(f *os.File) int64 {
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // registryImageList lists the images of the registry's repositories that
 // tenant may see, one per tag, as a runtime lists images.
 func (s *Server) registryImageList(ctx context.Context, tenant string) ([]backends.Image, error) {
@@ -171,6 +184,13 @@ func (b registryBuilds) LoadImage(ctx context.Context, r io.Reader) ([]string, e
 		return nil, fmt.Errorf("spool the built image: %w", err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	tenant, ok := ctx.Value(buildTenant{}).(string)
+	if !ok {
+		return nil, fmt.Errorf("store the built image in the registry: the build names no tenant: %w", errdefs.ErrInvalidArgument)
+	}
+	if err := b.s.withinQuota(ctx, tenant, fileSize(f)); err != nil {
 		return nil, err
 	}
 	imported, err := registry.Import(ctx, b.s.regStore, f)

@@ -238,6 +238,10 @@ func (s *Server) loadIntoRegistry(w http.ResponseWriter, r *http.Request, id ide
 		writeError(w, err)
 		return
 	}
+	if err := s.withinQuota(r.Context(), id.tenant, fileSize(f)); err != nil {
+		writeError(w, err)
+		return
+	}
 	imported, err := registry.Import(r.Context(), s.regStore, f)
 	if ae := (*registry.ArchiveError)(nil); errors.As(err, &ae) {
 		err = fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err)

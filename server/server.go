@@ -29,6 +29,9 @@ const (
 	EnvTokensFile   = "CORNUS_TOKENS_FILE"
 	EnvAdvertiseURL = "CORNUS_ADVERTISE_URL"
 	EnvRegistryHost = "CORNUS_REGISTRY_HOST"
+	// EnvRegistryQuota bounds what one tenant keeps in the registry
+	// (a size: 20GiB; default DefaultRegistryQuota).
+	EnvRegistryQuota = "CORNUS_REGISTRY_QUOTA"
 )
 
 // Config is how cornus serve runs.
@@ -43,8 +46,12 @@ type Config struct {
 	// RegistryHost is how a backend's nodes reach the registry
 	// (host:port; registrynodes.go); default: the address served on.
 	RegistryHost string
-	Environ      []string
-	Log          *slog.Logger
+	// RegistryQuota bounds the bytes one tenant's registry repositories
+	// keep (registryquota.go); 0: CORNUS_REGISTRY_QUOTA, else
+	// DefaultRegistryQuota.
+	RegistryQuota int64
+	Environ       []string
+	Log           *slog.Logger
 }
 
 // Server is one cornus serve.
@@ -125,6 +132,9 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	}
 	imgOwn, err := loadImageOwners(filepath.Join(state, "images.json"))
 	if err != nil {
+		return nil, err
+	}
+	if cfg.RegistryQuota, err = registryQuota(cfg); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, b: b, tokens: t, owners: own, imageOwners: imgOwn, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts"),

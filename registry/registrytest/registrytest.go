@@ -77,6 +77,17 @@ func Layer(files map[string]string) []byte {
 // layer's and the manifest's digests.
 func (c Client) PushImage(repo, tag string, layer []byte) (digest.Digest, digest.Digest) {
 	c.T.Helper()
+	code, body, l, m := c.TryPushImage(repo, tag, layer)
+	if code != http.StatusCreated {
+		c.T.Fatalf("push manifest %s:%s: %d %s", repo, tag, code, body)
+	}
+	return l, m
+}
+
+// TryPushImage is PushImage returning the manifest push's status and
+// body (its blobs must push).
+func (c Client) TryPushImage(repo, tag string, layer []byte) (code int, body string, layerDigest, manifestDigest digest.Digest) {
+	c.T.Helper()
 	config := []byte(`{"architecture":"amd64","os":"linux","config":{"Cmd":["sh"]},"rootfs":{"type":"layers","diff_ids":["` + digest.FromBytes(layer).String() + `"]}}`)
 	for _, b := range [][]byte{layer, config} {
 		if code, _, body := c.Do("POST", "/v2/"+repo+"/blobs/uploads/?digest="+digest.FromBytes(b).String(), b); code != http.StatusCreated {
@@ -86,10 +97,8 @@ func (c Client) PushImage(repo, tag string, layer []byte) (digest.Digest, digest
 	m, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
 		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest.FromBytes(config), "size": len(config)},
 		"layers": []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": digest.FromBytes(layer), "size": len(layer)}}})
-	if code, _, body := c.Do("PUT", "/v2/"+repo+"/manifests/"+tag, m, "Content-Type", "application/vnd.oci.image.manifest.v1+json"); code != http.StatusCreated {
-		c.T.Fatalf("push manifest %s:%s: %d %s", repo, tag, code, body)
-	}
-	return digest.FromBytes(layer), digest.FromBytes(m)
+	code, _, body = c.Do("PUT", "/v2/"+repo+"/manifests/"+tag, m, "Content-Type", "application/vnd.oci.image.manifest.v1+json")
+	return code, body, digest.FromBytes(layer), digest.FromBytes(m)
 }
 
 // TokenAuth is a registry.Auth that lets one token do anything.
