@@ -60,6 +60,11 @@ func (se *Session) Deploy(ctx context.Context, p spec.Project, o Options) (engin
 	if err := se.buildForUp(ctx, p, o); err != nil {
 		return engine.UpResult{}, err
 	}
+	if se.remote != nil {
+		if err := se.sendImages(ctx, p, o); err != nil {
+			return engine.UpResult{}, err
+		}
+	}
 	if se.remote != nil && o.Hold != HoldNone {
 		// The deployment lives as long as its session: this process's in
 		// the foreground, an agent's in the background.

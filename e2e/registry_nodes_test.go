@@ -144,3 +144,49 @@ func podImage(t *testing.T, project, digest string) string {
 	}
 	return fields[0]
 }
+
+// TestRegistryNodesClientImage: `cornus compose --server up` sends an
+// image the server lacks from the client's own store (here dockerd, as
+// on a developer's machine) into the server, whence the node pulls it:
+// no registry of the developer's, no `image load` by hand.
+func TestRegistryNodesClientImage(t *testing.T) {
+	onlyOn(t, "kubernetes", "the nodes pull from the server's registry")
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Fatalf("the client's store here is dockerd, through the docker CLI: %v", err)
+	}
+	srv := startServer(t, t.TempDir())
+	name := uniqueName("client-only-")
+	tar := filepath.Join(t.TempDir(), "image.tar")
+	f, err := os.Create(tar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = testimage.BuildBusybox(f, testimage.Options{Ref: name + ":1", OnBuild: []string{"RUN echo " + name}})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("docker", "load", "-i", tar).CombinedOutput(); err != nil {
+		t.Fatalf("docker load: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", name+":1").Run() })
+	compose := "services:\n  app:\n    image: " + name + ":1\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done\"]\n"
+	p := newProject(t, compose, append(srv.env(), "CORNUS_DEPLOY_BACKEND=dockerhost")...)
+	reg := registrytest.Client{T: t, Base: srv.url, Token: srv.token}
+	t.Cleanup(func() { reg.DeleteRepo(name) })
+	_, errOut, code := p.run("compose", "up", "-d", "--wait")
+	if code != 0 || !strings.Contains(errOut, "Image "+name+":1 sent to") {
+		t.Fatalf("up: exit %d, want the image sent:\n%s", code, errOut)
+	}
+	_, hdr, _ := reg.Do("HEAD", "/v2/"+name+"/manifests/1", nil)
+	digest := hdr.Get("Docker-Content-Digest")
+	if got, want := podImage(t, p.name, digest), strings.TrimPrefix(srv.url, "http://")+"/"+name+"@"+digest; digest == "" || got != want {
+		t.Fatalf("the pod runs %s, want %s", got, want)
+	}
+	// Once there, it is not sent again.
+	if _, errOut, code := p.run("compose", "up", "-d", "--wait"); code != 0 || strings.Contains(errOut, "sent to") {
+		t.Fatalf("a second up: exit %d, want nothing sent:\n%s", code, errOut)
+	}
+}
