@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/containerd/containerd/v2/core/content"
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/cornus-dev/cornus/backends/backendtest"
 	"github.com/cornus-dev/cornus/registry"
@@ -150,5 +153,55 @@ func TestRegistryStoreHostNative(t *testing.T) {
 	}
 	if _, err := b.InspectImage(ctx, repo+":1"); err == nil {
 		t.Fatal("a deleted tag is still an image")
+	}
+}
+
+// A verified upload beside containerd's content store becomes the blob by
+// a link, with no copy through containerd's API: the blob is the upload's
+// very file, recorded in the namespace, readable and labelled as pushed.
+func TestRegistryStorePlacesUploads(t *testing.T) {
+	b := newTestBackend(t)
+	s := registryStore{b}
+	ctx := context.Background()
+	root := s.contentRoot(ctx)
+	if root == "" {
+		t.Fatal("containerd's content store is not readable here (the test runs beside the test containerd)")
+	}
+	// The upload directory of a server beside containerd: one file system.
+	dir, err := os.MkdirTemp(filepath.Dir(root), "cornus-test-uploads-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	repo := registrytest.UniqueRepo("cornus-t-place/app")
+	forgetRepos(t, b, "cornus-t-place/")
+	data := "placed " + repo
+	d := digest.FromString(data)
+	upload := filepath.Join(dir, "upload")
+	if err := os.WriteFile(upload, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(upload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := s.PutBlob(ctx, repo, d, int64(len(data)), f); err != nil {
+		t.Fatal(err)
+	}
+	up, err := os.Stat(upload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := os.Stat(blobPath(root, d))
+	if err != nil || !os.SameFile(up, blob) {
+		t.Fatalf("the blob is not the upload's file: %v", err)
+	}
+	if size, err := s.Blob(ctx, repo, d); err != nil || size != int64(len(data)) {
+		t.Fatalf("the placed blob in the store: %d %v", size, err)
+	}
+	got, err := content.ReadBlob(b.ns(ctx), b.cli.ContentStore(), ocispec.Descriptor{Digest: d, Size: int64(len(data))})
+	if err != nil || string(got) != data {
+		t.Fatalf("reading the placed blob through containerd: %q %v", got, err)
 	}
 }
