@@ -17,23 +17,11 @@ import (
 // once older than the grace period, and nothing a manifest names.
 func TestFSStoreGC(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewFSStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	put := func(repo, content string) digest.Digest {
-		t.Helper()
-		d := digest.FromString(content)
-		if err := s.PutBlob(ctx, repo, d, int64(len(content)), strings.NewReader(content)); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	s, put := blobStore(t)
 	layer, config := put("r", "layer"), put("r", "config")
-	m, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-		"config": map[string]any{"digest": config, "size": 6}, "layers": []any{map[string]any{"digest": layer, "size": 5}}})
-	man := digest.FromBytes(m)
-	if err := s.PutManifest(ctx, "r", Manifest{MediaType: "application/vnd.oci.image.manifest.v1+json", Digest: man, Data: m}, "1"); err != nil {
+	mf := imageManifest(config, layer)
+	man := mf.Digest
+	if err := s.PutManifest(ctx, "r", mf, "1"); err != nil {
 		t.Fatal(err)
 	}
 	orphan := put("r", "orphan") // linked, named by no manifest
@@ -91,4 +79,30 @@ func age(t *testing.T, dir string, by time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blobStore is a new FSStore, and put, which stores content as a blob of
+// repo and returns its digest.
+func blobStore(t *testing.T) (*FSStore, func(repo, content string) digest.Digest) {
+	t.Helper()
+	s, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, func(repo, content string) digest.Digest {
+		t.Helper()
+		d := digest.FromString(content)
+		if err := s.PutBlob(context.Background(), repo, d, int64(len(content)), strings.NewReader(content)); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+}
+
+// imageManifest is an image manifest of config and one layer (the sizes
+// it claims are not theirs: stores must not trust them).
+func imageManifest(config, layer digest.Digest) Manifest {
+	m, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+		"config": map[string]any{"digest": config, "size": 6}, "layers": []any{map[string]any{"digest": layer, "size": 5}}})
+	return Manifest{MediaType: "application/vnd.oci.image.manifest.v1+json", Digest: digest.FromBytes(m), Data: m}
 }

@@ -19,7 +19,7 @@ func Usage(ctx context.Context, s Store, repos []string, extra ...RepoManifest) 
 	add := func(repo string, m Manifest) error {
 		sizes[m.Digest] = int64(len(m.Data))
 		var doc struct {
-			Config *struct{ Digest digest.Digest } `json:"config"`
+			Config *struct{ Digest digest.Digest }  `json:"config"`
 			Layers []struct{ Digest digest.Digest } `json:"layers"`
 		}
 		if json.Unmarshal(m.Data, &doc) != nil {

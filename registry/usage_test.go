@@ -2,11 +2,8 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/opencontainers/go-digest"
 )
 
 // Usage counts each manifest, config and layer once across repositories,
@@ -14,23 +11,8 @@ import (
 // does not make it so), and a blob no manifest names not at all.
 func TestUsage(t *testing.T) {
 	ctx := context.Background()
-	s, err := NewFSStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	put := func(repo, content string) digest.Digest {
-		t.Helper()
-		d := digest.FromString(content)
-		if err := s.PutBlob(ctx, repo, d, int64(len(content)), strings.NewReader(content)); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	manifest := func(config, layer digest.Digest) Manifest {
-		m, _ := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-			"config": map[string]any{"digest": config, "size": 1}, "layers": []any{map[string]any{"digest": layer, "size": 1}}})
-		return Manifest{MediaType: "application/vnd.oci.image.manifest.v1+json", Digest: digest.FromBytes(m), Data: m}
-	}
+	s, put := blobStore(t)
+	manifest := imageManifest
 	big := strings.Repeat("x", 1000)
 	layer, config := put("a", big), put("a", "config")
 	put("a", strings.Repeat("o", 5000)) // an orphan: collected, not counted

@@ -54,29 +54,29 @@ func (b registryBuilds) Capabilities() backends.Capabilities {
 	return c
 }
 
-// repoRef splits ref into the registry's repository and reference (a tag
-// or a digest).
-func (b registryBuilds) repoRef(ref string) (repo, tagOrDigest string, err error) {
+// manifest is image ref's manifest in the registry, and its repository;
+// an errdefs.NotFound error when the registry does not hold it.
+func (b registryBuilds) manifest(ctx context.Context, ref string) (string, registry.Manifest, error) {
 	repo, tagOrDigest, _, ok := b.s.registryName(ref)
 	if !ok {
-		return "", "", fmt.Errorf("image %s: not a name in this server's registry: %w", ref, errdefs.ErrNotFound)
+		return "", registry.Manifest{}, fmt.Errorf("image %s: not a name in this server's registry: %w", ref, errdefs.ErrNotFound)
 	}
-	return repo, tagOrDigest, nil
+	m, err := b.s.regStore.Manifest(ctx, repo, tagOrDigest)
+	if errors.Is(err, registry.ErrNotFound) {
+		return "", registry.Manifest{}, fmt.Errorf("image %s: %w", ref, errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return "", registry.Manifest{}, fmt.Errorf("image %s: %w", ref, err)
+	}
+	return repo, m, nil
 }
 
 // InspectImage reads ref's image from the registry: its ID is its
 // config's digest, as a runtime reports it.
 func (b registryBuilds) InspectImage(ctx context.Context, ref string) (backends.Image, error) {
-	repo, tag, err := b.repoRef(ref)
+	repo, m, err := b.manifest(ctx, ref)
 	if err != nil {
 		return backends.Image{}, err
-	}
-	m, err := b.s.regStore.Manifest(ctx, repo, tag)
-	if errors.Is(err, registry.ErrNotFound) {
-		return backends.Image{}, fmt.Errorf("image %s: %w", ref, errdefs.ErrNotFound)
-	}
-	if err != nil {
-		return backends.Image{}, fmt.Errorf("image %s: %w", ref, err)
 	}
 	id, onBuild, err := imageConfig(ctx, b.s.regStore, repo, m)
 	if err != nil {
@@ -216,16 +216,9 @@ func (registryBuilds) RemoveImage(_ context.Context, ref string, _ bool) error {
 
 // ImageContent hands a base image the registry holds to the build.
 func (b registryBuilds) ImageContent(ctx context.Context, ref string) (backends.ImageContent, error) {
-	repo, tag, err := b.repoRef(ref)
+	repo, m, err := b.manifest(ctx, ref)
 	if err != nil {
 		return backends.ImageContent{}, err
-	}
-	m, err := b.s.regStore.Manifest(ctx, repo, tag)
-	if errors.Is(err, registry.ErrNotFound) {
-		return backends.ImageContent{}, fmt.Errorf("image %s: %w", ref, errdefs.ErrNotFound)
-	}
-	if err != nil {
-		return backends.ImageContent{}, fmt.Errorf("image %s: %w", ref, err)
 	}
 	target := ocispec.Descriptor{MediaType: m.MediaType, Digest: m.Digest, Size: int64(len(m.Data))}
 	return backends.ImageContent{Store: repoContent{s: b.s.regStore, repo: repo}, Target: target, Release: func() {}}, nil
