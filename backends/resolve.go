@@ -33,6 +33,9 @@ type ResolveInput struct {
 	// JoinNetwork is a container whose network namespace the app joins
 	// instead of App.NetworkMode's (its caretaker companion, which owns it).
 	JoinNetwork string
+	// NoAliases: the container answers to no name on its networks but
+	// its own (compose run's one-off, without --use-aliases).
+	NoAliases bool
 }
 
 // Resolve turns a validated app into the ContainerSpec a backend maps. It
@@ -135,6 +138,9 @@ func resolveNetworking(cs *ContainerSpec, in ResolveInput) error {
 			Network: RuntimeName(in.Project, att.Name, in.Networks[att.Name].Name), Key: att.Name,
 			Aliases: aliases(a.Name, att.Aliases), IPv4: att.IPv4, IPv6: att.IPv6,
 		})
+		if in.NoAliases {
+			cs.Networks[len(cs.Networks)-1].Aliases = nil
+		}
 	}
 	for _, p := range a.Ports {
 		cs.Ports = append(cs.Ports, PortMapping{HostIP: p.HostIP, HostPort: p.Host, HostPortEnd: p.HostEnd, ContainerPort: p.Container, Protocol: p.Proto()})

@@ -29,6 +29,7 @@ type Engine interface {
 	Logs(ctx context.Context, project string, o engine.LogsOptions) error
 	Attach(ctx context.Context, project string, o engine.AttachOptions) error
 	Exec(ctx context.Context, project string, o engine.ExecOptions) (int, error)
+	Run(ctx context.Context, p spec.Project, o engine.RunOptions) (engine.RunResult, error)
 	Start(ctx context.Context, project string, o engine.LifecycleOptions) error
 	Stop(ctx context.Context, project string, o engine.LifecycleOptions) error
 	Restart(ctx context.Context, project string, o engine.LifecycleOptions) error

@@ -33,6 +33,9 @@ type Options struct {
 	// non-root remote user gets in a derived image (updateRemoteUserUID,
 	// as the devcontainer CLI does on Linux); nil: no update.
 	LocalUser *LocalUser
+	// Modify, when set, changes the loaded project before it is
+	// translated (compose run's overrides of one service).
+	Modify func(*types.Project) error
 }
 
 // LocalUser is a user's numeric IDs on the client.

@@ -30,7 +30,7 @@ type LogsOptions struct {
 // Logs writes every selected container's output to o.Out, each line
 // prefixed with the container's short name ("web-1  | ").
 func (e *Engine) Logs(ctx context.Context, project string, o LogsOptions) error {
-	cs, err := e.PS(ctx, project, PSOptions{Services: o.Services, All: true})
+	cs, err := e.selected(ctx, project, o.Services, true)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ type AttachOptions struct {
 // start and reports each exit ("web-1 exited with code 0"), until all have
 // exited or ctx ends: foreground `up`.
 func (e *Engine) Attach(ctx context.Context, project string, o AttachOptions) error {
-	cs, err := e.PS(ctx, project, PSOptions{Services: o.Services})
+	cs, err := e.selected(ctx, project, o.Services, false)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func (e *Engine) service(ctx context.Context, project, service string, index int
 		return backends.Container{}, err
 	}
 	for _, c := range cs {
-		if c.Replica() == strconv.Itoa(index) {
+		if c.Replica() == strconv.Itoa(index) && !c.Oneoff() {
 			return c, nil
 		}
 	}
@@ -69,8 +70,15 @@ type LifecycleOptions struct {
 	Stopped  bool           // rm: only stopped containers (default true)
 }
 
+// selected are the services' replicas, without the runs' one-off
+// containers (docker compose's start, stop, kill, rm and logs leave them
+// be too; down removes them).
 func (e *Engine) selected(ctx context.Context, project string, services []string, all bool) ([]backends.Container, error) {
-	return e.PS(ctx, project, PSOptions{Services: services, All: all})
+	cs, err := e.PS(ctx, project, PSOptions{Services: services, All: all})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(cs, backends.Container.Oneoff), nil
 }
 
 // Start starts a project's existing stopped containers in dependency order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -78,7 +79,9 @@ func (e *Engine) Up(ctx context.Context, p spec.Project, o UpOptions) (UpResult,
 	}
 	existing := map[string][]backends.Container{}
 	for _, c := range all {
-		existing[c.App()] = append(existing[c.App()], c)
+		if !c.Oneoff() { // a run's container is no replica
+			existing[c.App()] = append(existing[c.App()], c)
+		}
 	}
 	if err := e.applyServices(ctx, p, sel, existing, o.ForceRecreate); err != nil {
 		return res, err
@@ -236,7 +239,7 @@ func (e *Engine) restartApp(ctx context.Context, project string, a spec.App) err
 	if err != nil {
 		return err
 	}
-	for _, c := range cs {
+	for _, c := range slices.DeleteFunc(cs, backends.Container.Oneoff) {
 		e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Restarting"})
 		if err := e.restartContainer(ctx, c.ID, backends.StopOptions{}); err != nil {
 			return fmt.Errorf("restart %s: %w", c.Name, err)

@@ -54,6 +54,11 @@ func Compose(ctx context.Context, o compose.Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if o.Modify != nil {
+		if err := o.Modify(lr.Project); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := noEnabledServices(lr.Project); err != nil {
 		return Result{}, fmt.Errorf("%s: %w", describeFiles(lr.Project.ComposeFiles, o.Devcontainer), err)
 	}

@@ -117,14 +117,21 @@ func readUp(w http.ResponseWriter, r *http.Request, project string) (api.UpReque
 	if err := decodeBody(w, r, &req); err != nil {
 		return req, spec.Project{}, err
 	}
-	p := req.Spec.Normalize()
+	p, err := validSpec(req.Spec, project)
+	return req, p, err
+}
+
+// validSpec is spec normalized, when it is a valid project of the path's
+// name.
+func validSpec(spec spec.Project, project string) (spec.Project, error) {
+	p := spec.Normalize()
 	if p.Name != project {
-		return req, p, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, p.Name, project)
+		return p, fmt.Errorf("%w: the spec is project %q, the path says %q", errdefs.ErrInvalidArgument, p.Name, project)
 	}
 	if err := p.Validate(); err != nil {
-		return req, p, fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err)
+		return p, fmt.Errorf("%w: %v", errdefs.ErrInvalidArgument, err)
 	}
-	return req, p, nil
+	return p, nil
 }
 
 // admitUp checks p against the host policy and the tenant's rights, and

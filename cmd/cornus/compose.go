@@ -50,6 +50,12 @@ func (f *composeFlags) load(ctx context.Context, s streams) (load.Result, error)
 	if err != nil {
 		return load.Result{}, err
 	}
+	return f.loadWith(ctx, s, o)
+}
+
+// loadWith is load with options of the caller's making (f.options,
+// changed).
+func (f *composeFlags) loadWith(ctx context.Context, s streams, o compose.Options) (load.Result, error) {
 	r, err := load.Compose(ctx, o)
 	if err != nil {
 		return load.Result{}, err
@@ -89,6 +95,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newPSCmd(f, s),
 		newLogsCmd(f, s),
 		newExecCmd(f, s),
+		newRunCmd(f, s),
 		newStartCmd(f, s),
 		newStopCmd(f, s),
 		newRestartCmd(f, s),

@@ -176,6 +176,26 @@ type Control struct {
 	CloseIn  bool               `json:"closeStdin,omitempty"`
 	ExitCode *int               `json:"exitCode,omitempty"`
 	Error    *Error             `json:"error,omitempty"`
+	// Container is the container a run made (with its exit code, or
+	// alone for a detached run).
+	Container string `json:"container,omitempty"`
+}
+
+// RunStart is the first message of a run WebSocket
+// (/v1/projects/{project}/run): compose run's one-off container of
+// Service, with Spec (the service's overrides applied) admitted as an
+// up's. The stream then goes as an exec's.
+type RunStart struct {
+	Spec       spec.Project       `json:"spec"`
+	Service    string             `json:"service"`
+	Name       string             `json:"name,omitempty"`
+	NoDeps     bool               `json:"noDeps,omitempty"`
+	Detach     bool               `json:"detach,omitempty"`
+	Remove     bool               `json:"rm,omitempty"`
+	UseAliases bool               `json:"useAliases,omitempty"`
+	Stdin      bool               `json:"stdin,omitempty"`
+	TTY        bool               `json:"tty,omitempty"`
+	Size       *backends.TermSize `json:"size,omitempty"`
 }
 
 // Stream ids prefix binary exec messages from the server.

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/coder/websocket"
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // dialWS opens a WebSocket to path with the token.
@@ -39,61 +42,57 @@ func (c *Client) dialWS(ctx context.Context, path, rawQuery string) (*websocket.
 // Exec runs a process in a service container on the server and returns
 // its exit code: stdin, output, TTY and resizes travel over a WebSocket.
 func (p *Projects) Exec(ctx context.Context, project string, o engine.ExecOptions) (int, error) {
-	c, _, err := p.dialWS(ctx, projectPath(project, "exec"), "")
+	start := api.ExecStart{Service: o.Service, Index: o.Index, Cmd: o.Cmd, Env: o.Env, User: o.User, WorkingDir: o.WorkingDir,
+		TTY: o.TTY, Stdin: o.Stdin != nil, Privileged: o.Privileged, Size: o.Size, AgentSession: p.AgentSession}
+	ctl, err := p.stdio(ctx, projectPath(project, "exec"), start, stdio{in: o.Stdin, out: o.Stdout, err: o.Stderr, tty: o.TTY, resize: o.Resize})
 	if err != nil {
 		return -1, err
 	}
+	if ctl.ExitCode == nil {
+		return -1, errors.New("exec: the server sent no exit code")
+	}
+	return *ctl.ExitCode, nil
+}
+
+// stdio are a process's streams on this side.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+	tty      bool
+	resize   <-chan backends.TermSize
+}
+
+// stdio carries one process's stdio over the WebSocket at path, started
+// by start, and returns the server's last Control (its error as an
+// error).
+func (p *Projects) stdio(ctx context.Context, path string, start any, s stdio) (api.Control, error) {
+	c, _, err := p.dialWS(ctx, path, "")
+	if err != nil {
+		return api.Control{}, err
+	}
 	defer func() { _ = c.CloseNow() }() // after a normal close, only says it is closed
 	c.SetReadLimit(4 << 20)
-	start := api.ExecStart{Service: o.Service, Index: o.Index, Cmd: o.Cmd, Env: o.Env, User: o.User, WorkingDir: o.WorkingDir,
-		TTY: o.TTY, Stdin: o.Stdin != nil, Privileged: o.Privileged, Size: o.Size, AgentSession: p.AgentSession}
 	b, _ := json.Marshal(start)
 	if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-		return -1, err
+		return api.Control{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if o.Stdin != nil {
-		go func() {
-			buf := make([]byte, 32<<10)
-			for {
-				n, err := o.Stdin.Read(buf)
-				if n > 0 && c.Write(ctx, websocket.MessageBinary, buf[:n]) != nil {
-					return
-				}
-				if err != nil {
-					b, _ := json.Marshal(api.Control{CloseIn: true})
-					_ = c.Write(ctx, websocket.MessageText, b)
-					return
-				}
-			}
-		}()
+	if s.in != nil {
+		go sendStdin(ctx, c, s.in)
 	}
-	if o.Resize != nil {
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case sz, ok := <-o.Resize:
-					if !ok {
-						return
-					}
-					b, _ := json.Marshal(api.Control{Resize: &sz})
-					_ = c.Write(ctx, websocket.MessageText, b)
-				}
-			}
-		}()
+	if s.resize != nil {
+		go sendResizes(ctx, c, s.resize)
 	}
 	for {
 		typ, data, err := c.Read(ctx)
 		if err != nil {
-			return -1, fmt.Errorf("exec: the server closed the stream before the exit code: %w", err)
+			return api.Control{}, fmt.Errorf("the server closed the stream before the exit code: %w", err)
 		}
 		if typ == websocket.MessageBinary && len(data) > 0 {
-			w := o.Stdout
-			if data[0] == api.StreamStderr && o.Stderr != nil && !o.TTY {
-				w = o.Stderr
+			w := s.out
+			if data[0] == api.StreamStderr && s.err != nil && !s.tty {
+				w = s.err
 			}
 			if w != nil {
 				_, _ = w.Write(data[1:])
@@ -104,11 +103,60 @@ func (p *Projects) Exec(ctx context.Context, project string, o engine.ExecOption
 		if json.Unmarshal(data, &ctl) != nil {
 			continue
 		}
-		switch {
-		case ctl.Error != nil:
-			return -1, ctl.Error.Err()
-		case ctl.ExitCode != nil:
-			return *ctl.ExitCode, nil
+		if ctl.Error != nil {
+			return ctl, ctl.Error.Err()
+		}
+		if ctl.ExitCode != nil || ctl.Container != "" {
+			return ctl, nil
 		}
 	}
+}
+
+// sendStdin sends in as binary messages, then the end of stdin.
+func sendStdin(ctx context.Context, c *websocket.Conn, in io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 && c.Write(ctx, websocket.MessageBinary, buf[:n]) != nil {
+			return
+		}
+		if err != nil {
+			b, _ := json.Marshal(api.Control{CloseIn: true})
+			_ = c.Write(ctx, websocket.MessageText, b)
+			return
+		}
+	}
+}
+
+// sendResizes sends each terminal size as a Control.
+func sendResizes(ctx context.Context, c *websocket.Conn, resize <-chan backends.TermSize) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case sz, ok := <-resize:
+			if !ok {
+				return
+			}
+			b, _ := json.Marshal(api.Control{Resize: &sz})
+			_ = c.Write(ctx, websocket.MessageText, b)
+		}
+	}
+}
+
+// Run runs compose run's one-off container on the server (api.RunStart),
+// its stdio carried as an exec's.
+func (p *Projects) Run(ctx context.Context, sp spec.Project, o engine.RunOptions) (engine.RunResult, error) {
+	tty := false
+	if a, ok := sp.Services[o.Service]; ok {
+		tty = a.TTY
+	}
+	start := api.RunStart{Spec: sp, Service: o.Service, Name: o.Name, NoDeps: o.NoDeps, Detach: o.Detach, Remove: o.Remove,
+		UseAliases: o.UseAliases, Stdin: o.Stdin != nil, TTY: tty}
+	ctl, err := p.stdio(ctx, projectPath(sp.Name, "run"), start, stdio{in: o.Stdin, out: o.Stdout, err: o.Stderr, tty: tty, resize: o.Resize})
+	res := engine.RunResult{Name: ctl.Container}
+	if ctl.ExitCode != nil {
+		res.ExitCode = *ctl.ExitCode
+	}
+	return res, err
 }
