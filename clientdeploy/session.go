@@ -34,6 +34,8 @@ type Engine interface {
 	Stop(ctx context.Context, project string, o engine.LifecycleOptions) error
 	Restart(ctx context.Context, project string, o engine.LifecycleOptions) error
 	Kill(ctx context.Context, project string, o engine.LifecycleOptions) error
+	Pause(ctx context.Context, project string, o engine.LifecycleOptions) error
+	Unpause(ctx context.Context, project string, o engine.LifecycleOptions) error
 	Remove(ctx context.Context, project string, o engine.LifecycleOptions) ([]backends.Container, error)
 	Port(ctx context.Context, project, service string, port int, proto string, index int) (string, error)
 	Top(ctx context.Context, project string, services []string) (map[string]backends.Processes, error)

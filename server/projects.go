@@ -265,7 +265,7 @@ func (s *Server) attach(w http.ResponseWriter, r *http.Request, id identity) {
 	_ = s.e.Attach(r.Context(), r.PathValue("project"), engine.AttachOptions{Services: q["service"], Color: q.Get("color") == "1", Out: out})
 }
 
-var lifecycleVerbs = []string{"start", "stop", "restart", "kill", "rm"}
+var lifecycleVerbs = []string{"start", "stop", "restart", "kill", "rm", "pause", "unpause"}
 
 func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) {
 	verb := r.PathValue("verb")
@@ -302,6 +302,10 @@ func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request, id identity) 
 		err = s.e.Restart(ctx, project, o)
 	case "kill":
 		err = s.e.Kill(ctx, project, o)
+	case "pause":
+		err = s.e.Pause(ctx, project, o)
+	case "unpause":
+		err = s.e.Unpause(ctx, project, o)
 	case "rm":
 		var cs []backends.Container
 		cs, err = s.e.Remove(ctx, project, o)

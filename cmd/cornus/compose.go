@@ -100,6 +100,8 @@ func newComposeCmd(s streams) *cobra.Command {
 		newStopCmd(f, s),
 		newRestartCmd(f, s),
 		newKillCmd(f, s),
+		newPauseCmd(f, s),
+		newUnpauseCmd(f, s),
 		newRmCmd(f, s),
 		newImagesCmd(f, s),
 		newTopCmd(f, s),

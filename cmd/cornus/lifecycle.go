@@ -69,6 +69,18 @@ func newKillCmd(f *composeFlags, s streams) *cobra.Command {
 	})
 }
 
+func newPauseCmd(f *composeFlags, s streams) *cobra.Command {
+	return lifecycleCmd(f, s, "pause", "Pause services", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
+		return se.Engine().Pause(cmd.Context(), t.name, o)
+	}, nil)
+}
+
+func newUnpauseCmd(f *composeFlags, s streams) *cobra.Command {
+	return lifecycleCmd(f, s, "unpause", "Unpause services", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {
+		return se.Engine().Unpause(cmd.Context(), t.name, o)
+	}, nil)
+}
+
 func newRmCmd(f *composeFlags, s streams) *cobra.Command {
 	var stop bool
 	return lifecycleCmd(f, s, "rm", "Remove stopped containers", func(cmd *cobra.Command, se *clientdeploy.Session, t target, o engine.LifecycleOptions) error {

@@ -177,6 +177,16 @@ func (p *Projects) Restart(ctx context.Context, project string, o engine.Lifecyc
 	return p.lifecycle(ctx, project, "restart", o, nil)
 }
 
+// Pause pauses a project's running containers.
+func (p *Projects) Pause(ctx context.Context, project string, o engine.LifecycleOptions) error {
+	return p.lifecycle(ctx, project, "pause", o, nil)
+}
+
+// Unpause unpauses a project's paused containers.
+func (p *Projects) Unpause(ctx context.Context, project string, o engine.LifecycleOptions) error {
+	return p.lifecycle(ctx, project, "unpause", o, nil)
+}
+
 // Kill signals a project's containers.
 func (p *Projects) Kill(ctx context.Context, project string, o engine.LifecycleOptions) error {
 	return p.lifecycle(ctx, project, "kill", o, nil)
