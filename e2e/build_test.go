@@ -262,7 +262,7 @@ func TestServerBuild(t *testing.T) {
 	srv := startServer(t, t.TempDir())
 	p := newProject(t, buildCompose, append(srv.env(), "BUILD_TOKEN=s3cret")...)
 	files := buildFiles("one")
-	files["app/Dockerfile"] = "FROM " + image + "\nARG GREETING\nCOPY msg.txt /ctx/msg.txt\n" +
+	files["app/Dockerfile"] = "FROM " + buildBase(t, b, srv.env()) + "\nARG GREETING\nCOPY msg.txt /ctx/msg.txt\n" +
 		"RUN --mount=type=secret,id=token sh -c 'test \"$(cat /run/secrets/token)\" = s3cret && echo \"$GREETING $(cat /ctx/msg.txt)\" > /greeting'\n"
 	writeFiles(t, p.dir, files)
 	big := make([]byte, 64<<20)
@@ -273,7 +273,7 @@ func TestServerBuild(t *testing.T) {
 	img := p.name + "-app"
 	t.Cleanup(func() { removeImage(b, img) })
 	_, errOut, code := p.run("compose", "--progress", "plain", "up", "-d", "--build")
-	if why, gap := b.Capabilities().Gap("build"); gap {
+	if why, gap := buildGap(b, srv.env()); gap {
 		if code == 0 || !strings.Contains(errOut, why) {
 			t.Fatalf("declared gap: up --build exit %d, want a refusal saying %q:\n%s", code, why, errOut)
 		}
@@ -393,7 +393,7 @@ func TestBuildSSH(t *testing.T) {
     build: {context: ./app, ssh: [default]}
     command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
 `, append(env, "SSH_AUTH_SOCK="+sock)...)
-			writeFiles(t, p.dir, map[string]string{"app/Dockerfile": "FROM " + image + "\nCOPY agentlist /agentlist\nRUN --mount=type=ssh /agentlist > /keys\n"})
+			writeFiles(t, p.dir, map[string]string{"app/Dockerfile": "FROM " + buildBase(t, b, env) + "\nCOPY agentlist /agentlist\nRUN --mount=type=ssh /agentlist > /keys\n"})
 			build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(p.dir, "app", "agentlist"), "./agentlist")
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := build.CombinedOutput(); err != nil {
@@ -401,7 +401,7 @@ func TestBuildSSH(t *testing.T) {
 			}
 			t.Cleanup(func() { removeImage(b, p.name+"-app") })
 			_, errOut, code := p.run("compose", "--progress", "plain", "build")
-			if _, gap := b.Capabilities().Gap("build"); gap {
+			if _, gap := buildGap(b, env); gap {
 				if code == 0 {
 					t.Fatal("a backend declaring builds a gap built")
 				}
@@ -441,16 +441,21 @@ func TestServerBuildTenants(t *testing.T) {
 	}
 	alice, bob := srv.env(), []string{"CORNUS_SERVER=" + srv.url, "CORNUS_TOKEN=" + strings.TrimSpace(string(out))}
 	mark := uniqueName("m")
+	bases := map[string]string{}
+	for _, env := range [][]string{alice, bob} {
+		bases[envOf(env, "CORNUS_TOKEN")] = buildBase(t, b, env)
+	}
+	// BASE in a Dockerfile is the base of the building tenant.
 	build := func(env []string, df string) (string, string, int) {
 		p := newProject(t, "services:\n  app:\n    build: ./app\n    command: [\"true\"]\n", env...)
-		writeFiles(t, p.dir, map[string]string{"app/Dockerfile": df})
+		writeFiles(t, p.dir, map[string]string{"app/Dockerfile": strings.ReplaceAll(df, "BASE", bases[envOf(env, "CORNUS_TOKEN")])})
 		t.Cleanup(func() { removeImage(b, p.name+"-app") })
 		_, errOut, code := p.run("compose", "--progress", "plain", "build")
 		return p.name + "-app", errOut, code
 	}
-	cache := "FROM " + image + "\nRUN --mount=type=cache,id=shared,target=/c "
+	cache := "FROM BASE\nRUN --mount=type=cache,id=shared,target=/c "
 	alicesImage, errOut, code := build(alice, cache+"sh -c 'echo alice > /c/"+mark+"'\n")
-	if why, gap := b.Capabilities().Gap("build"); gap {
+	if why, gap := buildGap(b, alice); gap {
 		if code == 0 || !strings.Contains(errOut, why) {
 			t.Fatalf("declared gap: build exit %d, want a refusal saying %q:\n%s", code, why, errOut)
 		}
@@ -458,7 +463,7 @@ func TestServerBuildTenants(t *testing.T) {
 	}
 	if code != 0 && strings.Contains(errOut, "shares cache mounts") {
 		t.Logf("the %s builder refuses cache mounts on a server", b.Name())
-		alicesImage, errOut, code = build(alice, "FROM "+image+"\nRUN echo alice > /"+mark+"\n")
+		alicesImage, errOut, code = build(alice, "FROM BASE\nRUN echo alice > /"+mark+"\n")
 	} else {
 		if code != 0 {
 			t.Fatalf("alice's build with a cache mount: exit %d\n%s", code, errOut)
@@ -473,7 +478,7 @@ func TestServerBuildTenants(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("alice's build: exit %d\n%s", code, errOut)
 	}
-	if _, errOut, code := build(bob, "FROM "+image+"\nCOPY --from="+alicesImage+" / /alice\n"); code == 0 || !strings.Contains(errOut, "another tenant's") {
+	if _, errOut, code := build(bob, "FROM BASE\nCOPY --from="+alicesImage+" / /alice\n"); code == 0 || !strings.Contains(errOut, "another tenant's") {
 		t.Fatalf("bob's COPY --from alice's image: exit %d, want a refusal naming another tenant's image\n%s", code, errOut)
 	}
 }

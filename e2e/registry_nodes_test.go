@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/internal/testimage"
 	"github.com/cornus-dev/cornus/registry/registrytest"
 )
@@ -189,4 +190,60 @@ func TestRegistryNodesClientImage(t *testing.T) {
 	if _, errOut, code := p.run("compose", "up", "-d", "--wait"); code != 0 || strings.Contains(errOut, "sent to") {
 		t.Fatalf("a second up: exit %d, want nothing sent:\n%s", code, errOut)
 	}
+}
+
+// nodesPull reports whether b's nodes pull every image (kubernetes):
+// there a build through a server goes into its registry, and reads its
+// bases from there.
+func nodesPull(b backends.Backend) bool {
+	_, ok := b.(backends.RegistryPuller)
+	return ok
+}
+
+// buildGap is why a build with env cannot run on b, if it cannot: b's
+// declared gap, which a server lifts where the nodes pull.
+func buildGap(b backends.Backend, env []string) (string, bool) {
+	why, gap := b.Capabilities().Gap("build")
+	if gap && nodesPull(b) && envOf(env, "CORNUS_SERVER") != "" {
+		return "", false
+	}
+	return why, gap
+}
+
+// buildBase is the image a test's Dockerfile built with env starts FROM:
+// the test image; where the nodes pull and env names a server, an image
+// env's tenant loads into the server's registry first (the server's
+// builds read their bases from it, not from the nodes; the test image
+// there would be looked for on Docker Hub). What the node pulls from
+// that server is removed when the test ends.
+func buildBase(t *testing.T, b backends.Backend, env []string) string {
+	t.Helper()
+	server := envOf(env, "CORNUS_SERVER")
+	if !nodesPull(b) || server == "" {
+		return image
+	}
+	p := newProject(t, "services: {}\n", env...)
+	ref := uniqueName("base-") + ":1"
+	loadNew(t, p, registrytest.Client{T: t, Base: server, Token: envOf(env, "CORNUS_TOKEN")}, ref)
+	host := strings.TrimPrefix(server, "http://") + "/"
+	t.Cleanup(func() {
+		ls, _ := nodeCtr("images", "ls", "-q").Output()
+		for _, ref := range strings.Fields(string(ls)) {
+			if strings.HasPrefix(ref, host) {
+				_ = nodeCtr("images", "rm", ref).Run()
+			}
+		}
+	})
+	return ref
+}
+
+// envOf is key's value in env ("" when unset).
+func envOf(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
