@@ -40,6 +40,7 @@ type Engine interface {
 	Port(ctx context.Context, project, service string, port int, proto string, index int) (string, error)
 	Top(ctx context.Context, project string, services []string) (map[string]backends.Processes, error)
 	Images(ctx context.Context, project string, services []string) ([]engine.ImageUse, error)
+	Projects(ctx context.Context, all bool) ([]engine.ProjectStatus, error)
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -379,11 +379,14 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id identit
 			writeError(w, err)
 			return
 		}
-		pr := api.Project{Name: name, Containers: len(cs)}
+		pr := api.Project{Name: name, Containers: len(cs), States: map[string]int{}}
 		for _, c := range cs {
 			if c.Running() {
 				pr.Running++
 			}
+		}
+		for _, st := range engine.ProjectsOf(cs, true) {
+			pr.States = st.States
 		}
 		pr.Session, pr.Detached = s.sessions.of(name)
 		out = append(out, pr)

@@ -106,6 +106,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newImagesCmd(f, s),
 		newTopCmd(f, s),
 		newPortCmd(f, s),
+		newLsCmd(f, s),
 	)
 	return cmd
 }

@@ -135,6 +135,8 @@ type Project struct {
 	Name       string `json:"name"`
 	Containers int    `json:"containers"`
 	Running    int    `json:"running"`
+	// States counts the containers by state (compose ls's status).
+	States map[string]int `json:"states,omitempty"`
 	Session    string `json:"session,omitempty"`
 	Detached   bool   `json:"detached,omitempty"`
 }

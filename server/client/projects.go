@@ -177,6 +177,29 @@ func (p *Projects) Restart(ctx context.Context, project string, o engine.Lifecyc
 	return p.lifecycle(ctx, project, "restart", o, nil)
 }
 
+// Projects lists the caller's projects on the server (compose ls); with
+// all false, those with a running container.
+func (p *Projects) Projects(ctx context.Context, all bool) ([]engine.ProjectStatus, error) {
+	ps, err := p.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []engine.ProjectStatus{}
+	for _, pr := range ps {
+		if pr.Containers == 0 {
+			continue // claimed, with nothing in it (volumes at most)
+		}
+		st := engine.ProjectStatus{Name: pr.Name, States: pr.States}
+		if st.States == nil {
+			st.States = map[string]int{}
+		}
+		if all || st.Running() {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
 // Pause pauses a project's running containers.
 func (p *Projects) Pause(ctx context.Context, project string, o engine.LifecycleOptions) error {
 	return p.lifecycle(ctx, project, "pause", o, nil)
