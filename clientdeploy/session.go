@@ -41,6 +41,7 @@ type Engine interface {
 	Top(ctx context.Context, project string, services []string) (map[string]backends.Processes, error)
 	Images(ctx context.Context, project string, services []string) ([]engine.ImageUse, error)
 	Projects(ctx context.Context, all bool) ([]engine.ProjectStatus, error)
+	Events(ctx context.Context, project string, o engine.EventsOptions, fn func(backends.Event)) error
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -107,6 +107,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newTopCmd(f, s),
 		newPortCmd(f, s),
 		newLsCmd(f, s),
+		newEventsCmd(f, s),
 	)
 	return cmd
 }
