@@ -42,6 +42,7 @@ type Engine interface {
 	Images(ctx context.Context, project string, services []string) ([]engine.ImageUse, error)
 	Projects(ctx context.Context, all bool) ([]engine.ProjectStatus, error)
 	Events(ctx context.Context, project string, o engine.EventsOptions, fn func(backends.Event)) error
+	WaitExit(ctx context.Context, project string, services []string) (int, error)
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -58,3 +58,16 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, id identity) {
 	}
 	sc.finish(ctl, err)
 }
+
+// wait is POST /v1/projects/{project}/wait: compose wait, the first exit
+// of the services' containers.
+func (s *Server) wait(w http.ResponseWriter, r *http.Request, id identity) {
+	var req api.WaitRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	f := newFrames(w)
+	code, err := s.e.WaitExit(r.Context(), r.PathValue("project"), req.Services)
+	f.finish(api.WaitResult{ExitCode: code}, err)
+}

@@ -108,6 +108,8 @@ func newComposeCmd(s streams) *cobra.Command {
 		newPortCmd(f, s),
 		newLsCmd(f, s),
 		newEventsCmd(f, s),
+		newWaitCmd(f, s),
+		newComposeVersionCmd(s),
 	)
 	return cmd
 }

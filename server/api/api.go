@@ -183,6 +183,18 @@ type Control struct {
 	Container string `json:"container,omitempty"`
 }
 
+// WaitRequest is POST /v1/projects/{project}/wait's body (compose wait):
+// the services whose first exit it waits for (empty: all); the Result
+// is a WaitResult.
+type WaitRequest struct {
+	Services []string `json:"services,omitempty"`
+}
+
+// WaitResult is the exit code of the first container that exited.
+type WaitResult struct {
+	ExitCode int `json:"exitCode"`
+}
+
 // RunStart is the first message of a run WebSocket
 // (/v1/projects/{project}/run): compose run's one-off container of
 // Service, with Spec (the service's overrides applied) admitted as an

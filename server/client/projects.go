@@ -200,6 +200,17 @@ func (p *Projects) Projects(ctx context.Context, all bool) ([]engine.ProjectStat
 	return out, nil
 }
 
+// WaitExit waits on the server for the first exit of the services'
+// containers and returns its code.
+func (p *Projects) WaitExit(ctx context.Context, project string, services []string) (int, error) {
+	var res api.WaitResult
+	_, err := p.stream(ctx, projectPath(project, "wait"), nil, api.WaitRequest{Services: services}, &res)
+	if err != nil {
+		return -1, err
+	}
+	return res.ExitCode, nil
+}
+
 // Pause pauses a project's running containers.
 func (p *Projects) Pause(ctx context.Context, project string, o engine.LifecycleOptions) error {
 	return p.lifecycle(ctx, project, "pause", o, nil)
