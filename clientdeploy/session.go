@@ -43,6 +43,7 @@ type Engine interface {
 	Projects(ctx context.Context, all bool) ([]engine.ProjectStatus, error)
 	Events(ctx context.Context, project string, o engine.EventsOptions, fn func(backends.Event)) error
 	WaitExit(ctx context.Context, project string, services []string) (int, error)
+	Stats(ctx context.Context, project string, services []string, all bool) ([]engine.StatsSample, error)
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -339,6 +339,18 @@ func (s *Server) top(w http.ResponseWriter, r *http.Request, id identity) {
 	writeJSON(w, http.StatusOK, tops)
 }
 
+// stats is GET /v1/projects/{project}/stats[?service=S...&all=1]: one
+// sample of the containers' resource usage (compose stats polls it).
+func (s *Server) stats(w http.ResponseWriter, r *http.Request, id identity) {
+	q := r.URL.Query()
+	samples, err := s.e.Stats(r.Context(), r.PathValue("project"), q["service"], q.Get("all") == "1")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, samples)
+}
+
 func (s *Server) images(w http.ResponseWriter, r *http.Request, id identity) {
 	uses, err := s.e.Images(r.Context(), r.PathValue("project"), r.URL.Query()["service"])
 	if err != nil {

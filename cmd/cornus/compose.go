@@ -109,6 +109,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newLsCmd(f, s),
 		newEventsCmd(f, s),
 		newWaitCmd(f, s),
+		newStatsCmd(f, s),
 		newComposeVersionCmd(s),
 	)
 	return cmd

@@ -249,6 +249,17 @@ func (p *Projects) Top(ctx context.Context, project string, services []string) (
 	return out, err
 }
 
+// Stats samples the resource usage of a project's containers.
+func (p *Projects) Stats(ctx context.Context, project string, services []string, all bool) ([]engine.StatsSample, error) {
+	q := url.Values{"service": services}
+	if all {
+		q.Set("all", "1")
+	}
+	var out []engine.StatsSample
+	err := p.call(ctx, http.MethodGet, projectPath(project, "stats"), q, nil, &out)
+	return out, err
+}
+
 // Images lists the images a project's containers use.
 func (p *Projects) Images(ctx context.Context, project string, services []string) ([]engine.ImageUse, error) {
 	var uses []api.ImageUse

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/containerd/errdefs"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cornus-dev/cornus/backends"
+)
+
+// StatsSample is one container's resource usage at one moment.
+type StatsSample struct {
+	ID    string         `json:"id"`
+	Name  string         `json:"name"`
+	Stats backends.Stats `json:"stats"`
+}
+
+// Stats samples the resource usage of the selected services' running
+// containers (all of them, stopped too, with all), in name order; a
+// backend without stats says so first. Rates (CPU %) come from two
+// samples: the caller takes another.
+func (e *Engine) Stats(ctx context.Context, project string, services []string, all bool) ([]StatsSample, error) {
+	src, err := backends.Want[backends.StatsSource](e.b, backends.FeatureStats, "stats")
+	if err != nil {
+		return nil, err
+	}
+	cs, err := e.selected(ctx, project, services, all)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StatsSample, len(cs))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, c := range cs {
+		out[i] = StatsSample{ID: c.ID, Name: c.Name}
+		if !c.Running() {
+			continue // a stopped container uses nothing
+		}
+		g.Go(func() error {
+			st, err := src.Stats(gctx, c.ID)
+			if errdefs.IsNotFound(err) || errdefs.IsConflict(err) {
+				return nil // it stopped or went meanwhile
+			}
+			if err != nil {
+				return fmt.Errorf("stats of %s: %w", c.Name, err)
+			}
+			mu.Lock()
+			out[i].Stats = st
+			mu.Unlock()
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
