@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +26,7 @@ type LogsOptions struct {
 	Timestamps bool
 	NoPrefix   bool
 	Color      bool // color the prefixes (on a terminal)
+	Index      int  // one replica of each service (1-based); 0: all
 	Out        io.Writer
 }
 
@@ -33,6 +36,9 @@ func (e *Engine) Logs(ctx context.Context, project string, o LogsOptions) error 
 	cs, err := e.selected(ctx, project, o.Services, true)
 	if err != nil {
 		return err
+	}
+	if o.Index > 0 {
+		cs = slices.DeleteFunc(cs, func(c backends.Container) bool { return c.Replica() != strconv.Itoa(o.Index) })
 	}
 	mux := newLogMux(o.Out, cs, project, o.NoPrefix, o.Color)
 	g, gctx := errgroup.WithContext(ctx)

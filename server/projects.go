@@ -236,6 +236,12 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request, id identity) {
 			return
 		}
 	}
+	if v := q.Get("index"); v != "" {
+		if o.Index, err = strconv.Atoi(v); err != nil {
+			writeError(w, fmt.Errorf("%w: index %q", errdefs.ErrInvalidArgument, v))
+			return
+		}
+	}
 	if o.Since, err = queryTime(q.Get("since")); err == nil {
 		o.Until, err = queryTime(q.Get("until"))
 	}

@@ -13,6 +13,7 @@ type configOptions struct {
 	services bool
 	networks bool
 	volumes  bool
+	images   bool
 	quiet    bool
 }
 
@@ -49,6 +50,11 @@ func newConfigCmd(f *composeFlags, s streams) *cobra.Command {
 					fmt.Fprintln(s.Out, n)
 				}
 				return nil
+			case o.images:
+				for _, n := range p.ServiceNames() {
+					fmt.Fprintln(s.Out, p.Services[n].Image)
+				}
+				return nil
 			}
 			out, err := p.EncodeYAML()
 			if o.format == "json" {
@@ -66,6 +72,7 @@ func newConfigCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVar(&o.services, "services", false, "Print the service names, one per line")
 	fl.BoolVar(&o.networks, "networks", false, "Print the network names, one per line")
 	fl.BoolVar(&o.volumes, "volumes", false, "Print the volume names, one per line")
+	fl.BoolVar(&o.images, "images", false, "Print the image names, one per line (a service's, in service order)")
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only validate the configuration, print nothing")
 	fl.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
 	return cmd

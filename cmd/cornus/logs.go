@@ -12,7 +12,7 @@ import (
 
 func newLogsCmd(f *composeFlags, s streams) *cobra.Command {
 	var o engine.LogsOptions
-	var tail, since string
+	var tail, since, until string
 	var noColor bool
 	cmd := &cobra.Command{
 		Use:   "logs [OPTIONS] [SERVICE...]",
@@ -33,6 +33,13 @@ func newLogsCmd(f *composeFlags, s streams) *cobra.Command {
 				}
 				o.Since = t
 			}
+			if until != "" {
+				t, err := parseSince(until)
+				if err != nil {
+					return err
+				}
+				o.Until = t
+			}
 			ctx := cmd.Context()
 			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
@@ -50,6 +57,8 @@ func newLogsCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVarP(&o.Timestamps, "timestamps", "t", false, "Show timestamps")
 	fl.StringVar(&since, "since", "", "Show logs since a timestamp (2013-01-02T13:23:37Z) or relative (42m)")
 	fl.BoolVar(&o.NoPrefix, "no-log-prefix", false, "Don't print a prefix in logs")
+	fl.StringVar(&until, "until", "", "Show logs before a timestamp (2013-01-02T13:23:37Z) or relative (42m)")
+	fl.IntVar(&o.Index, "index", 0, "Index of the container if the service has several replicas")
 	fl.BoolVar(&noColor, "no-color", false, "Produce monochrome output")
 	return cmd
 }

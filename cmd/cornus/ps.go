@@ -21,6 +21,30 @@ type psOptions struct {
 	quiet    bool
 	services bool
 	format   string
+	status   []string // --status, and --filter status=
+	filters  []string
+}
+
+// psStates are the states ps --status takes, docker compose's.
+var psStates = []string{"paused", "restarting", "removing", "running", "dead", "created", "exited"}
+
+// statuses reads --status and --filter status=: the states to show
+// (none: any).
+func (o psOptions) statuses() ([]string, error) {
+	out := slices.Clone(o.status)
+	for _, f := range o.filters {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k != "status" {
+			return nil, fmt.Errorf("--filter %q: the only filter is status=STATE", f)
+		}
+		out = append(out, v)
+	}
+	for _, st := range out {
+		if !slices.Contains(psStates, st) {
+			return nil, fmt.Errorf("status %q: want one of %s", st, strings.Join(psStates, ", "))
+		}
+	}
+	return out, nil
 }
 
 func newPSCmd(f *composeFlags, s streams) *cobra.Command {
@@ -33,15 +57,22 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			states, err := o.statuses()
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			t, se, err := f.openProject(ctx, s, true, "quiet")
 			if err != nil {
 				return err
 			}
 			defer se.Close()
-			cs, err := se.Engine().PS(ctx, t.name, engine.PSOptions{Services: args, All: o.all})
+			cs, err := se.Engine().PS(ctx, t.name, engine.PSOptions{Services: args, All: o.all || len(states) > 0})
 			if err != nil {
 				return err
+			}
+			if len(states) > 0 {
+				cs = slices.DeleteFunc(cs, func(c backends.Container) bool { return !slices.Contains(states, string(c.State)) })
 			}
 			if len(cs) == 0 && len(args) == 0 {
 				se.NoteEmpty(ctx, s.Err, t.name)
@@ -57,6 +88,8 @@ func newPSCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only display IDs")
 	fl.BoolVar(&o.services, "services", false, "Display services")
 	fl.StringVar(&o.format, "format", "table", "Output format: table, json, or a Go template ('table TEMPLATE' adds headers)")
+	fl.StringArrayVar(&o.status, "status", nil, "Filter services by status: "+strings.Join(psStates, ", "))
+	fl.StringArrayVar(&o.filters, "filter", nil, "Filter services by a property (status=STATE)")
 	return cmd
 }
 

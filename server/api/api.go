@@ -136,9 +136,9 @@ type Project struct {
 	Containers int    `json:"containers"`
 	Running    int    `json:"running"`
 	// States counts the containers by state (compose ls's status).
-	States map[string]int `json:"states,omitempty"`
-	Session    string `json:"session,omitempty"`
-	Detached   bool   `json:"detached,omitempty"`
+	States   map[string]int `json:"states,omitempty"`
+	Session  string         `json:"session,omitempty"`
+	Detached bool           `json:"detached,omitempty"`
 }
 
 // Frame is one line of a streamed answer (application/x-ndjson): progress

@@ -117,6 +117,9 @@ func (p *Projects) Logs(ctx context.Context, project string, o engine.LogsOption
 	setFlag(q, "color", o.Color)
 	setTime(q, "since", o.Since)
 	setTime(q, "until", o.Until)
+	if o.Index > 0 {
+		q.Set("index", strconv.Itoa(o.Index))
+	}
 	return p.copyStream(ctx, projectPath(project, "logs"), q, o.Out)
 }
 

@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// flagsCompose: job runs to completion (after waits for it: on
+// kubernetes a Job, whose pod stays exited).
+const flagsCompose = `services:
+  job:
+    image: cornus-test/busybox:1
+    command: ["sh", "-c", "echo job-said-this"]
+  after:
+    image: cornus-test/busybox:1
+    depends_on: {job: {condition: service_completed_successfully}}
+    command: ["true"]
+  db:
+    image: cornus-test/busybox:1
+    command: ["sh", "-c", "echo db-ready; trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+`
+
+// TestComposeVerbFlags: the flags of existing verbs that issue 26 adds,
+// on the lane's backend: ps --status and --filter status=, logs --index,
+// --no-log-prefix and --until, config --images.
+func TestComposeVerbFlags(t *testing.T) {
+	daemon(t)
+	loadImage(t)
+	p := newProject(t, flagsCompose)
+	if got := p.must("compose", "config", "--images"); got != strings.Repeat("cornus-test/busybox:1\n", 3) {
+		t.Fatalf("config --images: %q", got)
+	}
+	p.must("compose", "up", "-d", "job", "db")
+	p.must("compose", "wait", "job")
+	if got := strings.TrimSpace(p.must("compose", "ps", "--status", "exited", "--format", "{{.Service}}")); got != "job" {
+		t.Fatalf("ps --status exited: %q", got)
+	}
+	if got := strings.TrimSpace(p.must("compose", "ps", "--filter", "status=running", "--format", "{{.Service}}")); got != "db" {
+		t.Fatalf("ps --filter status=running: %q", got)
+	}
+	if _, errOut, code := p.run("compose", "ps", "--status", "sleeping"); code == 0 || !strings.Contains(errOut, `status "sleeping"`) {
+		t.Fatalf("ps --status of no state: exit %d\n%s", code, errOut)
+	}
+	if got := p.must("compose", "logs", "--no-log-prefix", "--index", "1", "db"); strings.TrimSpace(got) != "db-ready" {
+		t.Fatalf("logs --no-log-prefix --index 1 db: %q", got)
+	}
+	if got := p.must("compose", "logs", "--index", "2", "db"); strings.TrimSpace(got) != "" {
+		t.Fatalf("logs --index 2 of a one-replica service: %q", got)
+	}
+	if got := p.must("compose", "logs", "--until", "2000-01-01T00:00:00Z"); strings.Contains(got, "db-ready") {
+		t.Fatalf("logs --until a time before the project: %q", got)
+	}
+}
