@@ -54,16 +54,20 @@ type statsView struct {
 // streamStats shows a table of samples a second apart (the first needs
 // two, for CPU %), once (--no-stream) or until ctx ends.
 func streamStats(ctx context.Context, out io.Writer, sample func() ([]engine.StatsSample, error), v statsView) error {
+	began := time.Now()
 	prev, err := sample()
 	if err != nil {
 		return err
 	}
 	for {
+		// A second after the last sample was asked for: where a runtime
+		// answers at its own tick (dockerd), the answer took most of it.
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(statsEvery):
+		case <-time.After(statsEvery - time.Since(began)):
 		}
+		began = time.Now()
 		cur, err := sample()
 		if err != nil {
 			if ctx.Err() != nil {

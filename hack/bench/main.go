@@ -57,7 +57,7 @@ func parseFlags() options {
 	flag.StringVar(&o.compose, "compose", "", "docker compose binary (standalone)")
 	flag.IntVar(&o.runs, "runs", 7, "runs per measurement (median reported)")
 	flag.StringVar(&o.image, "image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, containerd, bare, incus, serve, podman, kubernetes, mounts, registry (the -registry rows), build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
+	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, verbs (compose run and stats), containerd, bare, incus, serve, podman, kubernetes, mounts, registry (the -registry rows), build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
 	flag.IntVar(&o.scaleServices, "scale-services", 50, "services of the scale project")
 	flag.IntVar(&o.scaleReplicas, "scale-replicas", 10, "replicas of each service of the scale project")
 	flag.BoolVar(&o.containerd, "containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
@@ -83,7 +83,7 @@ func main() {
 		mountRows(o.runs)
 		return
 	}
-	if needsCompose := o.only == "all" || o.only == "compose" || o.only == "ps" || o.only == "scale"; needsCompose && o.compose == "" {
+	if needsCompose := o.only == "all" || o.only == "compose" || o.only == "ps" || o.only == "scale" || o.only == "verbs"; needsCompose && o.compose == "" {
 		fail(fmt.Errorf("-compose is required"))
 	}
 	for _, bin := range []*string{&o.cornus, &o.compose} {
@@ -143,6 +143,8 @@ func main() {
 		b.incusRows(o.image, o.incusSock, o.runs, nil, nil)
 	case "ps":
 		b.psRows(o.image, o.runs)
+	case "verbs":
+		b.verbRows(o.image, o.runs)
 	default:
 		b.allRows(o, dockerSock)
 		exitUnless(ok, "the proxy's answers differ from dockerd's")
@@ -201,6 +203,7 @@ func (b bench) allRows(o options, dockerSock string) {
 			fmt.Println()
 		}
 	}
+	b.verbRows(o.image, o.runs)
 	b.psRows(o.image, o.runs)
 }
 
