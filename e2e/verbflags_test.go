@@ -22,7 +22,7 @@ const flagsCompose = `services:
 
 // TestComposeVerbFlags: the flags of existing verbs that issue 26 adds,
 // on the lane's backend: ps --status and --filter status=, logs --index,
-// --no-log-prefix and --until, config --images.
+// --no-log-prefix and --until, config --images, up --scale and --pull.
 func TestComposeVerbFlags(t *testing.T) {
 	daemon(t)
 	loadImage(t)
@@ -49,5 +49,12 @@ func TestComposeVerbFlags(t *testing.T) {
 	}
 	if got := p.must("compose", "logs", "--until", "2000-01-01T00:00:00Z"); strings.Contains(got, "db-ready") {
 		t.Fatalf("logs --until a time before the project: %q", got)
+	}
+	p.must("compose", "up", "-d", "--wait", "--wait-timeout", "60", "-y", "--scale", "db=2", "db")
+	if got := strings.Fields(p.must("compose", "ps", "--format", "{{.Name}}", "db")); len(got) != 2 {
+		t.Fatalf("up --scale db=2: %v", got)
+	}
+	if _, errOut, code := p.run("compose", "up", "-d", "--scale", "db"); code == 0 || !strings.Contains(errOut, "SERVICE=NUMBER") {
+		t.Fatalf("up --scale without a number: exit %d\n%s", code, errOut)
 	}
 }

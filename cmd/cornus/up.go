@@ -7,16 +7,20 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/clientdeploy"
+	"github.com/cornus-dev/cornus/compose"
 	"github.com/cornus-dev/cornus/engine"
 )
 
 func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 	var o engine.UpOptions
-	var detach, build, noBuild bool
+	var ov compose.UpOverrides
+	var detach, build, noBuild, assumeYes, quietPull bool
+	var waitTimeout int
 	cmd := &cobra.Command{
 		Use:   "up [OPTIONS] [SERVICE...]",
 		Short: "Create and start containers",
@@ -24,9 +28,19 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			"(and CORNUS_ALLOW_BIND_SOURCES); privileged containers need CORNUS_ALLOW_PRIVILEGED=1.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			r, err := f.load(ctx, s)
+			opts, err := f.options(s)
 			if err != nil {
 				return err
+			}
+			opts.Modify = ov.Apply
+			r, err := f.loadWith(ctx, s, opts)
+			if err != nil {
+				return err
+			}
+			if o.Wait && waitTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Duration(waitTimeout)*time.Second)
+				defer cancel()
 			}
 			se, err := openSession(ctx, s, f.server, r.Dir, f.progress)
 			if err != nil {
@@ -73,6 +87,11 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "Remove containers of services not defined in the Compose file")
 	fl.BoolVar(&build, "build", false, "Build images before starting containers")
 	fl.BoolVar(&noBuild, "no-build", false, "Don't build an image, even if it's missing")
+	fl.StringArrayVar(&ov.Scale, "scale", nil, "Scale SERVICE to NUM instances (overrides the file's scale)")
+	fl.StringVar(&ov.Pull, "pull", "", "Pull images before running: always, missing, never or build (default: each service's pull_policy)")
+	fl.IntVar(&waitTimeout, "wait-timeout", 0, "Maximum duration in seconds to wait for the project to be running and healthy (with --wait)")
+	fl.BoolVarP(&assumeYes, "yes", "y", false, "Assume yes to all prompts (cornus never prompts)")
+	fl.BoolVar(&quietPull, "quiet-pull", false, "Pull without printing progress information (cornus prints one line per image)")
 	cmd.PreRun = func(*cobra.Command, []string) {
 		if o.Wait {
 			detach = true
