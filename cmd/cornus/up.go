@@ -37,11 +37,8 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.Wait && waitTimeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, time.Duration(waitTimeout)*time.Second)
-				defer cancel()
-			}
+			ctx, cancel := waitDeadline(ctx, o.Wait, waitTimeout)
+			defer cancel()
 			se, err := openSession(ctx, s, f.server, r.Dir, f.progress)
 			if err != nil {
 				return err
@@ -98,6 +95,14 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 		}
 	}
 	return cmd
+}
+
+// waitDeadline bounds an up --wait by --wait-timeout (seconds; 0: none).
+func waitDeadline(ctx context.Context, wait bool, seconds int) (context.Context, context.CancelFunc) {
+	if !wait || seconds <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
 }
 
 // buildPolicy is what up's --build and --no-build ask for.
