@@ -22,7 +22,8 @@ const flagsCompose = `services:
 
 // TestComposeVerbFlags: the flags of existing verbs that issue 26 adds,
 // on the lane's backend: ps --status and --filter status=, logs --index,
-// --no-log-prefix and --until, config --images, up --scale and --pull.
+// --no-log-prefix and --until, config --images, up --scale and
+// --wait-timeout, and the scale verb.
 func TestComposeVerbFlags(t *testing.T) {
 	daemon(t)
 	loadImage(t)
@@ -56,5 +57,9 @@ func TestComposeVerbFlags(t *testing.T) {
 	}
 	if _, errOut, code := p.run("compose", "up", "-d", "--scale", "db"); code == 0 || !strings.Contains(errOut, "SERVICE=NUMBER") {
 		t.Fatalf("up --scale without a number: exit %d\n%s", code, errOut)
+	}
+	p.must("compose", "scale", "db=1")
+	if got := strings.Fields(p.must("compose", "ps", "--format", "{{.Name}}", "db")); len(got) != 1 || got[0] != p.name+"-db-1" {
+		t.Fatalf("scale db=1: %v", got)
 	}
 }

@@ -110,6 +110,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newEventsCmd(f, s),
 		newWaitCmd(f, s),
 		newStatsCmd(f, s),
+		newScaleCmd(f, s),
 		newComposeVersionCmd(s),
 	)
 	return cmd
