@@ -44,6 +44,7 @@ type Engine interface {
 	Events(ctx context.Context, project string, o engine.EventsOptions, fn func(backends.Event)) error
 	WaitExit(ctx context.Context, project string, services []string) (int, error)
 	Stats(ctx context.Context, project string, services []string, all bool) ([]engine.StatsSample, error)
+	AttachService(ctx context.Context, project string, o engine.AttachServiceOptions) (int, error)
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -71,3 +71,19 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, id identity) {
 	code, err := s.e.WaitExit(r.Context(), r.PathValue("project"), req.Services)
 	f.finish(api.WaitResult{ExitCode: code}, err)
 }
+
+// attachStdio is GET /v1/projects/{project}/attach-stdio: compose attach,
+// a replica's stdio on a WebSocket (stdioConn) started by an
+// api.AttachStart, until it exits or the client leaves.
+func (s *Server) attachStdio(w http.ResponseWriter, r *http.Request, id identity) {
+	var start api.AttachStart
+	sc, ok := acceptStdio(w, r, &start, "an attach start")
+	if !ok {
+		return
+	}
+	defer sc.close()
+	o := engine.AttachServiceOptions{Service: start.Service, Index: start.Index, Stdout: sc.out, Stderr: sc.err}
+	o.Stdin, o.Resize = sc.feed(start.Stdin, start.TTY)
+	code, err := s.e.AttachService(sc.ctx, r.PathValue("project"), o)
+	sc.finish(api.Control{ExitCode: &code}, err)
+}

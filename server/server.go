@@ -226,6 +226,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/projects/{project}/exec", h: s.exec},
 		{pattern: "GET /v1/projects/{project}/run", h: s.run, free: freeServed},
 		{pattern: "POST /v1/projects/{project}/wait", h: s.wait},
+		{pattern: "GET /v1/projects/{project}/attach-stdio", h: s.attachStdio},
 		{pattern: "GET /v1/projects/{project}/session", h: s.session, free: freeServed},
 		{pattern: "POST /v1/warnings", h: s.warnings},
 		{pattern: "GET /v1/events", h: s.events},

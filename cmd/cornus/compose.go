@@ -111,6 +111,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newWaitCmd(f, s),
 		newStatsCmd(f, s),
 		newScaleCmd(f, s),
+		newAttachCmd(f, s),
 		newComposeVersionCmd(s),
 	)
 	return cmd

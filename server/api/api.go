@@ -183,6 +183,17 @@ type Control struct {
 	Container string `json:"container,omitempty"`
 }
 
+// AttachStart is the first message of an attach WebSocket
+// (/v1/projects/{project}/attach-stdio, compose attach): the replica to
+// join; the stream then goes as an exec's, and ends with the container's
+// exit code.
+type AttachStart struct {
+	Service string `json:"service"`
+	Index   int    `json:"index,omitempty"`
+	Stdin   bool   `json:"stdin,omitempty"`
+	TTY     bool   `json:"tty,omitempty"`
+}
+
 // WaitRequest is POST /v1/projects/{project}/wait's body (compose wait):
 // the services whose first exit it waits for (empty: all); the Result
 // is a WaitResult.

@@ -160,3 +160,20 @@ func (p *Projects) Run(ctx context.Context, sp spec.Project, o engine.RunOptions
 	}
 	return res, err
 }
+
+// AttachService joins a replica's stdio on the server until it exits
+// (its exit code) or ctx ends (-1: detached).
+func (p *Projects) AttachService(ctx context.Context, project string, o engine.AttachServiceOptions) (int, error) {
+	start := api.AttachStart{Service: o.Service, Index: o.Index, Stdin: o.Stdin != nil, TTY: o.TTY}
+	ctl, err := p.stdio(ctx, projectPath(project, "attach-stdio"), start, stdio{in: o.Stdin, out: o.Stdout, err: o.Stderr, tty: o.TTY, resize: o.Resize})
+	if ctx.Err() != nil {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	if ctl.ExitCode == nil {
+		return -1, errors.New("attach: the server sent no exit code")
+	}
+	return *ctl.ExitCode, nil
+}
