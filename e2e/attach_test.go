@@ -23,31 +23,20 @@ const attachCompose = `services:
 func TestComposeAttach(t *testing.T) {
 	b := daemon(t)
 	loadImage(t)
-	srv := startServer(t, t.TempDir())
-	for _, where := range []string{"local", "server"} {
-		t.Run(where, func(t *testing.T) {
-			var env []string
-			if where == "server" {
-				env = srv.env()
-			}
-			p := newProject(t, attachCompose, env...)
-			p.must("compose", "up", "-d", "--wait")
-			if !b.Capabilities().Has(backends.FeatureAttach) {
-				_, errOut, code := p.run("compose", "attach", "echo")
-				if code == 0 || !strings.Contains(errOut, "attach is not supported by the "+b.Name()+" backend") {
-					t.Fatalf("attach on a backend without it: exit %d\n%s", code, errOut)
-				}
-				return
-			}
-			out, errOut, code := p.runIn(typed(t, "hello\n", "\x10\x11", 2*time.Second), "compose", "attach", "echo")
-			if code != 0 || !strings.Contains(out, "got:hello") {
-				t.Fatalf("attach: exit %d, stdout %q, want got:hello and a detach\n%s", code, out, errOut)
-			}
-			if st := strings.TrimSpace(p.must("compose", "ps", "--format", "{{.State}}", "echo")); st != "running" {
-				t.Fatalf("after a detach the container is %s", st)
-			}
-		})
-	}
+	eachWay(t, startServer(t, t.TempDir()), func(t *testing.T, env []string) {
+		p := newProject(t, attachCompose, env...)
+		p.must("compose", "up", "-d", "--wait")
+		if refusedWithout(t, b, backends.FeatureAttach, "attach", p, "compose", "attach", "echo") {
+			return
+		}
+		out, errOut, code := p.runIn(typed(t, "hello\n", "\x10\x11", 2*time.Second), "compose", "attach", "echo")
+		if code != 0 || !strings.Contains(out, "got:hello") {
+			t.Fatalf("attach: exit %d, stdout %q, want got:hello and a detach\n%s", code, out, errOut)
+		}
+		if st := strings.TrimSpace(p.must("compose", "ps", "--format", "{{.State}}", "echo")); st != "running" {
+			t.Fatalf("after a detach the container is %s", st)
+		}
+	})
 }
 
 // typed is a pipe that carries line, then, after pause (the answer

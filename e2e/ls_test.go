@@ -14,28 +14,22 @@ func TestComposeLs(t *testing.T) {
 	daemon(t)
 	loadImage(t)
 	srv := startServer(t, t.TempDir())
-	for _, where := range []string{"local", "server"} {
-		t.Run(where, func(t *testing.T) {
-			var env []string
-			if where == "server" {
-				env = srv.env()
-			}
-			p := newProject(t, runCompose, env...)
-			p.must("compose", "up", "-d", "db")
-			if out := p.must("compose", "ls", "--filter", "name="+p.name); !strings.Contains(out, p.name+"   running(1)") {
-				t.Fatalf("ls of a running project:\n%s", out)
-			}
-			p.must("compose", "stop", "-t", "1")
-			if out := p.must("compose", "ls", "-q"); strings.Contains(out, p.name) {
-				t.Fatalf("ls without -a lists a stopped project:\n%s", out)
-			}
-			var rows []struct{ Name, Status string }
-			out := p.must("compose", "ls", "-a", "--format", "json", "--filter", "name="+p.name)
-			if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Name != p.name || rows[0].Status != "exited(1)" {
-				t.Fatalf("ls -a --format json: %v\n%s", err, out)
-			}
-		})
-	}
+	eachWay(t, srv, func(t *testing.T, env []string) {
+		p := newProject(t, runCompose, env...)
+		p.must("compose", "up", "-d", "db")
+		if out := p.must("compose", "ls", "--filter", "name="+p.name); !strings.Contains(out, p.name+"   running(1)") {
+			t.Fatalf("ls of a running project:\n%s", out)
+		}
+		p.must("compose", "stop", "-t", "1")
+		if out := p.must("compose", "ls", "-q"); strings.Contains(out, p.name) {
+			t.Fatalf("ls without -a lists a stopped project:\n%s", out)
+		}
+		var rows []struct{ Name, Status string }
+		out := p.must("compose", "ls", "-a", "--format", "json", "--filter", "name="+p.name)
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Name != p.name || rows[0].Status != "exited(1)" {
+			t.Fatalf("ls -a --format json: %v\n%s", err, out)
+		}
+	})
 	// The server lists the tenant's projects only: not the local one of
 	// the same machine's that nobody deployed through it.
 	local := newProject(t, runCompose)

@@ -18,11 +18,7 @@ func TestComposePause(t *testing.T) {
 	state := func() string {
 		return strings.TrimSpace(p.must("compose", "ps", "-a", "--format", "{{.State}}", "db"))
 	}
-	if !b.Capabilities().Has(backends.FeaturePause) {
-		_, errOut, code := p.run("compose", "pause", "db")
-		if code == 0 || !strings.Contains(errOut, "pause is not supported by the "+b.Name()+" backend") {
-			t.Fatalf("pause on a backend without it: exit %d\n%s", code, errOut)
-		}
+	if refusedWithout(t, b, backends.FeaturePause, "pause", p, "compose", "pause", "db") {
 		if s := state(); s != "running" {
 			t.Fatalf("after a refused pause db is %s", s)
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/cornus-dev/cornus/internal/testnet"
+
+	"github.com/cornus-dev/cornus/backends"
 )
 
 // served is a `cornus serve` of the built binary on loopback, over the
@@ -262,4 +264,33 @@ func socksGet(t *testing.T, proxy, host string, port int) string {
 	fmt.Fprintf(c, "GET / HTTP/1.0\r\n\r\n")
 	body, _ := io.ReadAll(c)
 	return string(body)
+}
+
+// eachWay runs f twice, as subtests: with env empty (the lane's backend
+// here) and with srv's (through the server).
+func eachWay(t *testing.T, srv *served, f func(t *testing.T, env []string)) {
+	t.Helper()
+	for _, where := range []string{"local", "server"} {
+		t.Run(where, func(t *testing.T) {
+			var env []string
+			if where == "server" {
+				env = srv.env()
+			}
+			f(t, env)
+		})
+	}
+}
+
+// refusedWithout reports whether b lacks feature, after checking that
+// the verb args fail saying "WHAT is not supported by the B backend".
+func refusedWithout(t *testing.T, b backends.Backend, feature backends.Feature, what string, p *project, args ...string) bool {
+	t.Helper()
+	if b.Capabilities().Has(feature) {
+		return false
+	}
+	_, errOut, code := p.run(args...)
+	if code == 0 || !strings.Contains(errOut, what+" is not supported by the "+b.Name()+" backend") {
+		t.Fatalf("%s on a backend without it: exit %d\n%s", strings.Join(args, " "), code, errOut)
+	}
+	return true
 }

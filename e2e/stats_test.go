@@ -14,33 +14,22 @@ import (
 func TestComposeStats(t *testing.T) {
 	b := daemon(t)
 	loadImage(t)
-	srv := startServer(t, t.TempDir())
-	for _, where := range []string{"local", "server"} {
-		t.Run(where, func(t *testing.T) {
-			var env []string
-			if where == "server" {
-				env = srv.env()
-			}
-			p := newProject(t, runCompose, env...)
-			p.must("compose", "up", "-d", "db")
-			if !b.Capabilities().Has(backends.FeatureStats) {
-				_, errOut, code := p.run("compose", "stats", "--no-stream")
-				if code == 0 || !strings.Contains(errOut, "stats is not supported by the "+b.Name()+" backend") {
-					t.Fatalf("stats on a backend without them: exit %d\n%s", code, errOut)
-				}
-				return
-			}
-			out := p.must("compose", "stats", "--no-stream", "--format", "json")
-			var row struct{ Name, MemUsage, PIDs string }
-			if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &row); err != nil {
-				t.Fatalf("stats --format json: %v\n%s", err, out)
-			}
-			if row.Name != p.name+"-db-1" || strings.HasPrefix(row.MemUsage, "0B") || row.PIDs == "0" {
-				t.Fatalf("db's stats: %+v", row)
-			}
-			if table := p.must("compose", "stats", "--no-stream"); !strings.Contains(table, "MEM USAGE / LIMIT") || !strings.Contains(table, p.name+"-db-1") {
-				t.Fatalf("stats table:\n%s", table)
-			}
-		})
-	}
+	eachWay(t, startServer(t, t.TempDir()), func(t *testing.T, env []string) {
+		p := newProject(t, runCompose, env...)
+		p.must("compose", "up", "-d", "db")
+		if refusedWithout(t, b, backends.FeatureStats, "stats", p, "compose", "stats", "--no-stream") {
+			return
+		}
+		out := p.must("compose", "stats", "--no-stream", "--format", "json")
+		var row struct{ Name, MemUsage, PIDs string }
+		if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &row); err != nil {
+			t.Fatalf("stats --format json: %v\n%s", err, out)
+		}
+		if row.Name != p.name+"-db-1" || strings.HasPrefix(row.MemUsage, "0B") || row.PIDs == "0" {
+			t.Fatalf("db's stats: %+v", row)
+		}
+		if table := p.must("compose", "stats", "--no-stream"); !strings.Contains(table, "MEM USAGE / LIMIT") || !strings.Contains(table, p.name+"-db-1") {
+			t.Fatalf("stats table:\n%s", table)
+		}
+	})
 }

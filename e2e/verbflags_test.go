@@ -5,21 +5,6 @@ import (
 	"testing"
 )
 
-// flagsCompose: job runs to completion (after waits for it: on
-// kubernetes a Job, whose pod stays exited).
-const flagsCompose = `services:
-  job:
-    image: cornus-test/busybox:1
-    command: ["sh", "-c", "echo job-said-this"]
-  after:
-    image: cornus-test/busybox:1
-    depends_on: {job: {condition: service_completed_successfully}}
-    command: ["true"]
-  db:
-    image: cornus-test/busybox:1
-    command: ["sh", "-c", "echo db-ready; trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
-`
-
 // TestComposeVerbFlags: the flags of existing verbs that issue 26 adds,
 // on the lane's backend: ps --status and --filter status=, logs --index,
 // --no-log-prefix and --until, config --images, up --scale and
@@ -27,7 +12,7 @@ const flagsCompose = `services:
 func TestComposeVerbFlags(t *testing.T) {
 	daemon(t)
 	loadImage(t)
-	p := newProject(t, flagsCompose)
+	p := newProject(t, jobCompose("echo job-said-this"))
 	if got := p.must("compose", "config", "--images"); got != strings.Repeat("cornus-test/busybox:1\n", 3) {
 		t.Fatalf("config --images: %q", got)
 	}

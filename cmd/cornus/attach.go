@@ -48,14 +48,12 @@ func newAttachCmd(f *composeFlags, s streams) *cobra.Command {
 				o.Stdin = &detachReader{r: s.In, keys: keys, detach: detach}
 			}
 			if o.TTY && o.Stdin != nil && inIsFile && term.IsTerminal(int(in.Fd())) {
-				if out, ok := s.Out.(*os.File); ok {
-					restore, size, resize, err := rawTerminal(in, out)
-					if err != nil {
-						return err
-					}
-					defer restore()
-					o.Resize = withFirst(size, resize)
+				restore, resize, err := sizedTerminal(in, s.Out)
+				if err != nil {
+					return err
 				}
+				defer restore()
+				o.Resize = resize
 			}
 			if sigProxy && !o.TTY {
 				stop := proxySignals(ctx, se.Engine(), t.name, o.Service)

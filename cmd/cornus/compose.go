@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/compose"
@@ -50,6 +51,17 @@ func (f *composeFlags) load(ctx context.Context, s streams) (load.Result, error)
 	if err != nil {
 		return load.Result{}, err
 	}
+	return f.loadWith(ctx, s, o)
+}
+
+// loadModified is load with modify applied to the loaded project before
+// it is translated (run's and up's overrides).
+func (f *composeFlags) loadModified(ctx context.Context, s streams, modify func(*types.Project) error) (load.Result, error) {
+	o, err := f.options(s)
+	if err != nil {
+		return load.Result{}, err
+	}
+	o.Modify = modify
 	return f.loadWith(ctx, s, o)
 }
 

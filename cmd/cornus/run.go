@@ -44,12 +44,7 @@ func newRunCmd(f *composeFlags, s streams) *cobra.Command {
 			ov.Interactive = rf.interactive && !o.Detach
 			ov.TTY = !rf.noTTY && !o.Detach && (rf.tty || inIsFile && term.IsTerminal(int(in.Fd())) && isTerminal(s.Out))
 			ov.Environ = s.Environ
-			opts, err := f.options(s)
-			if err != nil {
-				return err
-			}
-			opts.Modify = ov.Apply
-			r, err := f.loadWith(ctx, s, opts)
+			r, err := f.loadModified(ctx, s, ov.Apply)
 			if err != nil {
 				return err
 			}
@@ -66,14 +61,12 @@ func newRunCmd(f *composeFlags, s streams) *cobra.Command {
 				o.Stdin = s.In
 			}
 			if ov.TTY && inIsFile {
-				if out, ok := s.Out.(*os.File); ok {
-					restore, size, resize, err := rawTerminal(in, out)
-					if err != nil {
-						return err
-					}
-					defer restore()
-					o.Resize = withFirst(size, resize)
+				restore, resize, err := sizedTerminal(in, s.Out)
+				if err != nil {
+					return err
 				}
+				defer restore()
+				o.Resize = resize
 			}
 			if o.Detach {
 				o.Stdout, o.Stderr = io.Discard, io.Discard
@@ -119,8 +112,23 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&rf.noBuild, "no-build", false, "Do not build a missing image")
 }
 
-// withFirst is resize with size sent first: the run's TTY takes the
-// terminal's size as soon as it is attached.
+// sizedTerminal puts in in raw mode, when out is a terminal too, and
+// returns its sizes: the current one first, so the container's TTY takes
+// it as soon as it is attached, then each change. Elsewhere it does
+// nothing.
+func sizedTerminal(in *os.File, out io.Writer) (restore func(), resize <-chan backends.TermSize, err error) {
+	f, ok := out.(*os.File)
+	if !ok {
+		return func() {}, nil, nil
+	}
+	restore, size, changes, err := rawTerminal(in, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return restore, withFirst(size, changes), nil
+}
+
+// withFirst is resize with size sent first.
 func withFirst(size *backends.TermSize, resize <-chan backends.TermSize) <-chan backends.TermSize {
 	ch := make(chan backends.TermSize, 1)
 	if size != nil {

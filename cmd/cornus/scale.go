@@ -19,13 +19,7 @@ func newScaleCmd(f *composeFlags, s streams) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			ov := compose.UpOverrides{Scale: args}
-			opts, err := f.options(s)
-			if err != nil {
-				return err
-			}
-			opts.Modify = ov.Apply
-			r, err := f.loadWith(ctx, s, opts)
+			r, err := f.loadModified(ctx, s, compose.UpOverrides{Scale: args}.Apply)
 			if err != nil {
 				return err
 			}

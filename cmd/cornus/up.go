@@ -28,12 +28,7 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 			"(and CORNUS_ALLOW_BIND_SOURCES); privileged containers need CORNUS_ALLOW_PRIVILEGED=1.",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			opts, err := f.options(s)
-			if err != nil {
-				return err
-			}
-			opts.Modify = ov.Apply
-			r, err := f.loadWith(ctx, s, opts)
+			r, err := f.loadModified(ctx, s, ov.Apply)
 			if err != nil {
 				return err
 			}
