@@ -39,8 +39,21 @@ func (b *Backend) Attach(ctx context.Context, id string, o backends.AttachOption
 		if err := awaitMonitor(ctx, dir); err != nil {
 			return fmt.Errorf("attach to container %s: %w", id, err)
 		}
-		if o.Stdin == nil && o.Stream {
+		if o.Stream {
+			// Following the log from its start misses nothing, however
+			// soon the process writes or exits; the monitor's attachment
+			// only feeds stdin (a run's echo came and went between a
+			// replay of the log and the attachment: CI32), as in
+			// records.Store.Attach.
+			if o.Resize != nil {
+				go records.ForwardResize(ctx, dir, o.Resize)
+			}
 			lo.Follow = true
+			if o.Stdin != nil {
+				go func() {
+					_ = monitor.Attach(ctx, dir, monitor.AttachStreams{Stdin: o.Stdin, Stdout: io.Discard, Stderr: io.Discard})
+				}()
+			}
 			return b.Logs(ctx, id, lo)
 		}
 		replay = true
