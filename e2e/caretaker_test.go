@@ -235,10 +235,18 @@ func TestRemoteModeKilledClient(t *testing.T) {
 	}
 	<-exited
 	start := time.Now()
-	waitFor(t, 30*time.Second, "containers removed, then nothing mounted, after kill -9", func() bool {
+	var left string
+	for deadline := start.Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c, _, v := leftovers(t, b, p.name)
-		return c == 0 && v == 0 && len(mountedFor(t, p.name)) == 0
-	})
+		m := mountedFor(t, p.name)
+		if c == 0 && v == 0 && len(m) == 0 {
+			break
+		}
+		left = fmt.Sprintf("%d containers, %d volumes, mounted %v", c, v, m)
+		if time.Now().After(deadline) {
+			t.Fatalf("after kill -9, still %s 30 s later\nserver:\n%s", left, srv.logs.String())
+		}
+	}
 	t.Logf("kill -9 mid-write (remote mode): containers and shared volume removed, nothing mounted, %v after the client died (%d MiB written)",
 		time.Since(start).Round(10*time.Millisecond), fileSize(log)>>20)
 }

@@ -14,9 +14,10 @@ import (
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// Builds while copies, stats of paths and tops run on a container, through
-// another Backend of the process (as the contract suite's cases and the
-// package's other tests do): on podman 4.3 each of those ended a thread
+// Builds while copies, stats of paths, tops and restarts run on
+// containers, through another Backend of the process (as the contract
+// suite's cases and the package's other tests do): on podman 4.3 each of
+// those ended a thread
 // that a build's RUN step runtime died with (buildguard.go), so without
 // the guard most of these builds fail with "while running runtime:
 // signal: killed".
@@ -24,6 +25,7 @@ func TestBuildsBesideThreadEndingCalls(t *testing.T) {
 	b, ctx := setup(t)
 	other, _ := setup(t)
 	c := started(t, b, unique("guard"), spec.App{Name: "app", Command: sh("sleep 600")})
+	r := started(t, b, unique("guard-restart"), spec.App{Name: "app", Command: sh("sleep 600")})
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -38,7 +40,7 @@ func TestBuildsBesideThreadEndingCalls(t *testing.T) {
 				return
 			default:
 			}
-			if callErr = threadEndingCalls(ctx, other, c.ID); callErr != nil {
+			if callErr = threadEndingCalls(ctx, other, c.ID, r.ID); callErr != nil {
 				return
 			}
 			calls++
@@ -55,7 +57,7 @@ func TestBuildsBesideThreadEndingCalls(t *testing.T) {
 		if err != nil {
 			close(stop)
 			wg.Wait()
-			t.Fatalf("build %d of %d beside %d copies/stats/tops: %v", i+1, builds, calls, err)
+			t.Fatalf("build %d of %d beside %d rounds of copy, stat, top and restart: %v", i+1, builds, calls, err)
 		}
 	}
 	close(stop)
@@ -64,13 +66,14 @@ func TestBuildsBesideThreadEndingCalls(t *testing.T) {
 		t.Fatalf("a call beside the builds: %v", callErr)
 	}
 	if calls == 0 {
-		t.Fatal("no copy, stat or top ran beside the builds: the test proved nothing")
+		t.Fatal("no copy, stat, top or restart ran beside the builds: the test proved nothing")
 	}
-	t.Logf("%d builds beside %d rounds of copy, stat and top", builds, calls)
+	t.Logf("%d builds beside %d rounds of copy, stat, top and restart", builds, calls)
 }
 
-// threadEndingCalls runs one of each call libpod ends a thread after.
-func threadEndingCalls(ctx context.Context, b *Backend, id string) error {
+// threadEndingCalls runs one of each call libpod ends a thread after: a
+// copy, a stat and a top of id, a restart of restart.
+func threadEndingCalls(ctx context.Context, b *Backend, id, restart string) error {
 	rc, _, err := b.CopyFrom(ctx, id, "/etc/passwd")
 	if err != nil {
 		return err
@@ -85,8 +88,11 @@ func threadEndingCalls(ctx context.Context, b *Backend, id string) error {
 	if _, err := b.StatPath(ctx, id, "/etc/passwd"); err != nil {
 		return err
 	}
-	_, err = b.Top(ctx, id, "")
-	return err
+	if _, err = b.Top(ctx, id, ""); err != nil {
+		return err
+	}
+	now := time.Duration(0)
+	return b.Restart(ctx, restart, backends.StopOptions{Timeout: &now})
 }
 
 // contextTar is a build context holding only a Dockerfile.

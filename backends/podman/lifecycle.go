@@ -33,7 +33,7 @@ func containerPath(id, verb string) string {
 // it is) and, where podman cannot schedule healthchecks (no systemd), the
 // container's healthcheck driver (health.go).
 func (b *Backend) Start(ctx context.Context, id string) error {
-	if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "start")}, nil); err != nil {
+	if err := b.threadEnding(ctx, request{method: "POST", path: containerPath(id, "start")}); err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
 	if err := b.driveHealth(ctx, id); err != nil {
@@ -148,7 +148,7 @@ func (b *Backend) Restart(ctx context.Context, id string, o backends.StopOptions
 		if o.Timeout != nil {
 			q.Set("t", strconv.Itoa(seconds(*o.Timeout)))
 		}
-		if err := b.cli.call(ctx, request{method: "POST", path: containerPath(id, "restart"), query: q}, nil); err != nil {
+		if err := b.threadEnding(ctx, request{method: "POST", path: containerPath(id, "restart"), query: q}); err != nil {
 			return fmt.Errorf("restart container %s: %w", id, err)
 		}
 	}
