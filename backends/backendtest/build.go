@@ -49,14 +49,9 @@ func runBuildCase(t *testing.T, b backends.Backend) {
 	app.Build = &spec.Build{Context: dir}
 	p := x.proj(app)
 	bx := builder.New(b, nil)
-	t.Cleanup(func() {
-		_ = bx.Close()
-		if images, err := backends.Want[backends.Images](b, backends.FeatureImages, "images"); err == nil {
-			_ = images.RemoveImage(context.Background(), app.Image, true)
-		}
-	})
+	t.Cleanup(func() { _ = bx.Close() })
 
-	first, _, err := build(x.ctx, bx, p)
+	first, _, err := x.build(bx, p)
 	if why, gap := b.Capabilities().Gap("build"); gap {
 		// A declared gap: refused before anything is built, saying why,
 		// and warned about wherever a spec with a build section enters.
@@ -77,7 +72,7 @@ func runBuildCase(t *testing.T, b backends.Backend) {
 	}
 
 	writeContext(t, dir, two)
-	second, runStep, err := build(x.ctx, bx, p)
+	second, runStep, err := x.build(bx, p)
 	if err != nil {
 		t.Fatalf("rebuild after an edit: %v", err)
 	}
@@ -92,7 +87,7 @@ func runBuildCase(t *testing.T, b backends.Backend) {
 		t.Fatalf("rebuild after an edit: the RUN step was %+v, want run again", runStep)
 	}
 
-	if _, runStep, err = build(x.ctx, bx, p); err != nil {
+	if _, runStep, err = x.build(bx, p); err != nil {
 		t.Fatalf("unchanged rebuild: %v", err)
 	}
 	if runStep == nil || !runStep.Cached {
@@ -117,8 +112,9 @@ func runNetworkBuilds(x *env, bx *builder.Builder) {
 	}{{"", false}, {spec.BuildNetworkHost, false}, {spec.BuildNetworkHost, true}} {
 		name := fmt.Sprintf("net%d", i)
 		dir := t.TempDir()
-		// The layer must differ per run: the build cache outlives tests.
-		df := "FROM " + Image + "\nRUN echo " + x.project + " >/run-id && readlink /proc/self/ns/net > /netns\n"
+		// The layer must differ per run and per case: the build cache
+		// outlives tests, and the cases' images live until the cleanup.
+		df := "FROM " + Image + "\nRUN echo " + x.project + "-" + name + " >/run-id && readlink /proc/self/ns/net > /netns\n"
 		if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +122,10 @@ func runNetworkBuilds(x *env, bx *builder.Builder) {
 		app.Image = x.project + "-" + name
 		app.Build = &spec.Build{Context: dir, Network: c.network}
 		p := x.proj(app)
-		_, err := bx.Build(x.ctx, p, nil, builder.Options{Progress: "quiet", Policy: hostpolicy.Policy{AllowPrivileged: c.allow}})
+		rs, err := bx.Build(x.ctx, p, nil, builder.Options{Progress: "quiet", Policy: hostpolicy.Policy{AllowPrivileged: c.allow}})
+		for _, r := range rs {
+			x.built = append(x.built, r.ID)
+		}
 		if c.network == spec.BuildNetworkHost && !c.allow {
 			if !errdefs.IsPermissionDenied(err) || !strings.Contains(err.Error(), "build.network") {
 				t.Fatalf("network: host under the default policy: want a refusal naming build.network, got %v", err)
@@ -142,7 +141,6 @@ func runNetworkBuilds(x *env, bx *builder.Builder) {
 		app.Build = nil // the image is built: run it under the suite's policy
 		x.up(x.proj(app))
 		got := x.mustSh(name, "cat /netns")
-		_ = x.images().RemoveImage(x.ctx, app.Image, true)
 		if (got == host) != (c.network == spec.BuildNetworkHost) {
 			t.Fatalf("build with network %q: RUN ran in %s, the host's is %s", c.network, got, host)
 		}
@@ -158,13 +156,17 @@ func writeContext(t *testing.T, dir, msg string) {
 	}
 }
 
-// build builds p's images and returns the result and the RUN step as
-// BuildKit reported it (its JSON progress).
-func build(ctx context.Context, bx *builder.Builder, p spec.Project) (builder.Result, *bkclient.Vertex, error) {
+// build builds p's images (removed with the case's containers) and
+// returns the result and the RUN step as BuildKit reported it (its JSON
+// progress).
+func (x *env) build(bx *builder.Builder, p spec.Project) (builder.Result, *bkclient.Vertex, error) {
 	var progress bytes.Buffer
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(x.ctx, 2*time.Minute)
 	defer cancel()
 	rs, err := bx.Build(ctx, p, nil, builder.Options{Progress: "json", Out: &progress})
+	for _, r := range rs {
+		x.built = append(x.built, r.ID, r.Image)
+	}
 	if err != nil {
 		return builder.Result{}, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/errdefs"
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
@@ -115,6 +116,9 @@ type env struct {
 	e       *engine.Engine
 	project string
 	dir     string // a host directory the case may bind-mount
+	// built are images the case built, removed after its containers:
+	// each rebuild under a tag leaves the one before untagged.
+	built []string
 }
 
 func newEnv(t *testing.T, b backends.Backend) *env {
@@ -136,9 +140,23 @@ func newEnv(t *testing.T, b backends.Backend) *env {
 			t.Errorf("cleanup: %v", err)
 		}
 		x.assertNothingLeft(dctx)
+		x.removeBuilt(dctx)
 		cancel()
 	})
 	return x
+}
+
+// removeBuilt removes the images the case built (by ID, tag or not).
+func (x *env) removeBuilt(ctx context.Context) {
+	images, err := backends.Want[backends.Images](x.b, backends.FeatureImages, "images")
+	if err != nil || len(x.built) == 0 {
+		return
+	}
+	for _, ref := range slices.Compact(slices.Sorted(slices.Values(x.built))) {
+		if err := images.RemoveImage(ctx, ref, true); err != nil && !errdefs.IsNotFound(err) {
+			x.t.Errorf("cleanup: remove built image %s: %v", ref, err)
+		}
+	}
 }
 
 // proj builds a one-or-more-app project with the suite's image filled in.

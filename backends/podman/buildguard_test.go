@@ -47,12 +47,12 @@ func TestBuildsBesideThreadEndingCalls(t *testing.T) {
 		}
 	}()
 
-	tag := unique("guard-img")
-	t.Cleanup(func() { _ = b.RemoveImage(context.Background(), tag, true) })
 	const builds = 4
 	for i := range builds {
+		tag := fmt.Sprintf("%s-%d", unique("guard-img"), i)
+		t.Cleanup(func() { _ = b.RemoveImage(context.Background(), tag, true) })
 		// A RUN step of its own per build (the build cache outlives runs).
-		df := fmt.Sprintf("FROM %s\nRUN echo %s-%d > /id && sleep 0.3\n", testRef, tag, i)
+		df := fmt.Sprintf("FROM %s\nRUN echo %s > /id && sleep 0.3\n", testRef, tag)
 		_, err := b.buildNative(ctx, contextTar(t, df), backends.NativeBuild{Dockerfile: "Dockerfile", Tags: []string{tag}})
 		if err != nil {
 			close(stop)
