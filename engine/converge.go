@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,8 +28,9 @@ type converged struct {
 // running (started if stopped), changed ones recreated, missing ones
 // created, extra ones removed. Replicas are handled in parallel. existing
 // are the app's containers as listed when Up began (Up holds the project
-// lock, so nothing else changes them meanwhile).
-func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, existing []backends.Container, force bool) (converged, error) {
+// lock, so nothing else changes them meanwhile). With co.noStart nothing
+// is started: created replicas wait for a start.
+func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, existing []backends.Container, co convergeOptions) (converged, error) {
 	files, err := e.files(a)
 	if err != nil {
 		return converged{}, err
@@ -42,10 +44,8 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 		return converged{}, err
 	}
 	hash := configHash(p, a, files, refs, built)
-	if wl, w, ok, err := e.asWorkload(ctx, p, a, hash, files, refs, force); err != nil {
-		return converged{}, err
-	} else if ok {
-		return e.convergeWorkload(ctx, wl, w, a, existing)
+	if res, done, err := e.convergeAsWorkload(ctx, p, a, existing, co, hash, files, refs); done || err != nil {
+		return res, err
 	}
 	if existing, err = e.dropWorkload(ctx, p.Name, a.Name, existing); err != nil {
 		return converged{}, err
@@ -69,7 +69,9 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 		g.Go(func() error {
 			var err error
 			switch {
-			case ok && c.Labels[backends.LabelConfigHash] == hash && !force:
+			case ok && co.noStart && (co.keep || c.Labels[backends.LabelConfigHash] == hash && !co.force):
+				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Created", Done: true})
+			case ok && (co.keep || c.Labels[backends.LabelConfigHash] == hash && !co.force):
 				err = e.ensureRunning(gctx, a, c)
 				if !errors.Is(err, backends.ErrStaleTask) {
 					break
@@ -81,7 +83,7 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 					return err
 				}
 				recreated.Store(true)
-				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, true)
 			case ok:
 				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
 				if err := e.stopAndRemove(gctx, c, preStop(a)); err != nil {
@@ -90,9 +92,9 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 				fallthrough
 			default:
 				recreated.Store(true)
-				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, !co.noStart)
 			}
-			if err != nil || a.Hooks == nil {
+			if err != nil || a.Hooks == nil || co.noStart {
 				return err
 			}
 			return e.runHooks(gctx, c.ID, c.Name, "postAttach", a.Hooks.PostAttach)
@@ -103,6 +105,28 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 	}
 	err = g.Wait()
 	return converged{recreated: recreated.Load()}, err
+}
+
+// convergeAsWorkload converges a as a workload where it runs as one
+// (done). A workload starts when applied and changes when updated: under
+// --no-start or --no-recreate one already there is left as it is, and
+// other replicas are containers of their own (which a plain up replaces
+// by the workload).
+func (e *Engine) convergeAsWorkload(ctx context.Context, p spec.Project, a spec.App, existing []backends.Container, co convergeOptions,
+	hash string, files []backends.File, refs map[string]string) (res converged, done bool, err error) {
+	if co.noStart || co.keep && len(existing) > 0 {
+		if !slices.ContainsFunc(existing, isWorkload) {
+			return converged{}, false, nil
+		}
+		e.progressOf(ctx).Event(progress.Event{Kind: "Service", ID: a.Name, Status: "Running", Done: true})
+		return converged{}, true, nil
+	}
+	wl, w, ok, err := e.asWorkload(ctx, p, a, hash, files, refs, co.force)
+	if err != nil || !ok {
+		return converged{}, false, err
+	}
+	res, err = e.convergeWorkload(ctx, wl, w, a, existing)
+	return res, true, err
 }
 
 // serviceRefs maps each service a's network_mode/pid/ipc "service:NAME"
@@ -141,11 +165,12 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 	return e.start(ctx, a, c.ID, c.Name)
 }
 
-// createAndStart creates a replica, starts it and runs its lifecycle hooks
-// in the devcontainer order: postCreate (onCreate, updateContent,
-// postCreate) once, after the first start, then postStart. A container
-// that cannot be started is removed again: nothing half-applied stays.
-func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File, refs map[string]string) (backends.Container, error) {
+// createAndStart creates a replica, starts it (unless start is false) and
+// runs its lifecycle hooks in the devcontainer order: postCreate
+// (onCreate, updateContent, postCreate) once, after the first start, then
+// postStart. A container that cannot be started is removed again: nothing
+// half-applied stays.
+func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File, refs map[string]string, start bool) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
 	// A companion (the caretaker) owns the replica's network namespace
 	// and is ready before the app is created; it goes when the app fails.
@@ -182,6 +207,9 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 	c.Name = name
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
 	created = true
+	if !start {
+		return c, nil
+	}
 	if err := e.startContainer(ctx, a, c.ID, name); err != nil {
 		created = false // the companion goes too
 		// Removed even when ctx is done (Ctrl-C, a sibling failed).

@@ -81,13 +81,8 @@ func New(b backends.Backend, opts ...Option) *Engine {
 	if c.policy != nil {
 		policy = *c.policy
 	}
-	env := map[string]string{}
-	for _, kv := range c.environ {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
 	return &Engine{
-		b: b, caps: b.Capabilities(), progress: c.progress, environ: env,
+		b: b, caps: b.Capabilities(), progress: c.progress, environ: environMap(c.environ),
 		policy: policy, lockDir: c.lockDir, health: map[string]*healthMonitor{}, companions: c.companions,
 		noHostFiles: c.noHost,
 	}
@@ -120,4 +115,14 @@ func (e *Engine) checkSpec(p *spec.Project) error {
 // (progress.WithWriter), else the engine's own.
 func (e *Engine) progressOf(ctx context.Context) progress.Writer {
 	return progress.From(ctx, e.progress)
+}
+
+// environMap is KEY=VALUE pairs by key.
+func environMap(environ []string) map[string]string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
 }

@@ -63,15 +63,21 @@ func InlineFiles(p spec.Project, lookup func(string) (string, bool)) (spec.Proje
 // files resolves an app's secrets and configs into contents to place in
 // its containers (read-only, mode 0444 unless set).
 func (e *Engine) files(a spec.App) ([]backends.File, error) {
+	return appFiles(a, e.environ, e.noHostFiles)
+}
+
+// appFiles reads a's secrets and configs, from environ for those that
+// name a variable; with noHostFiles only content the spec carries.
+func appFiles(a spec.App, environ map[string]string, noHostFiles bool) ([]backends.File, error) {
 	var out []backends.File
-	lookup := func(k string) (string, bool) { v, ok := e.environ[k]; return v, ok }
+	lookup := func(k string) (string, bool) { v, ok := environ[k]; return v, ok }
 	for _, set := range []struct {
 		kind string
 		fms  []spec.FileMount
 	}{{"secrets", a.Secrets}, {"configs", a.Configs}} {
 		for i, fm := range set.fms {
 			at := fmt.Sprintf("services.%s.%s[%d]", a.Name, set.kind, i)
-			if e.noHostFiles && (fm.File != "" || (fm.Environment != "" && fm.Value == nil)) {
+			if noHostFiles && (fm.File != "" || (fm.Environment != "" && fm.Value == nil)) {
 				return nil, fmt.Errorf("%s (%s): the content must come with the spec: this engine reads no file or environment of its host for it", at, fm.Name)
 			}
 			content, err := FileContent(fm, lookup)

@@ -65,9 +65,11 @@ func (e *Engine) Logs(ctx context.Context, project string, o LogsOptions) error 
 
 // AttachOptions configure Attach.
 type AttachOptions struct {
-	Services []string
-	Color    bool
-	Out      io.Writer
+	Services   []string
+	Color      bool
+	Timestamps bool // each line prefixed with its time (up --timestamps)
+	NoPrefix   bool // no "web-1 | " prefix (up --no-log-prefix)
+	Out        io.Writer
 }
 
 // Attach streams the output of a project's running containers from their
@@ -78,25 +80,37 @@ func (e *Engine) Attach(ctx context.Context, project string, o AttachOptions) er
 	if err != nil {
 		return err
 	}
-	mux := newLogMux(o.Out, cs, project, false, o.Color)
+	mux := newLogMux(o.Out, cs, project, o.NoPrefix, o.Color)
+	if len(cs) > 0 {
+		names := make([]string, len(cs))
+		for i, c := range cs {
+			names[i] = shortName(c, project)
+		}
+		mux.line("Attaching to " + strings.Join(names, ", ") + "\n")
+	}
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w := mux.writer(c)
-			_ = e.b.Logs(ctx, c.ID, backends.LogOptions{Follow: true, Tail: -1, Stdout: w, Stderr: w})
+			_ = e.b.Logs(ctx, c.ID, backends.LogOptions{Follow: true, Tail: -1, Timestamps: o.Timestamps, Stdout: w, Stderr: w})
 			w.flush()
 			if ctx.Err() != nil {
 				return
 			}
 			if code, err := e.b.Wait(ctx, c.ID); err == nil {
-				mux.line(fmt.Sprintf("%s exited with code %d\n", c.Name, code))
+				mux.line(fmt.Sprintf("%s exited with code %d\n", shortName(c, project), code))
 			}
 		}()
 	}
 	wg.Wait()
 	return nil
+}
+
+// shortName is a container's name without its project's: "web-1".
+func shortName(c backends.Container, project string) string {
+	return strings.TrimPrefix(c.Name, project+"-")
 }
 
 // logMux serializes whole lines from many containers onto one writer.
@@ -112,9 +126,8 @@ var palette = []string{"36", "33", "32", "35", "34", "96", "93", "92", "95", "94
 
 func newLogMux(out io.Writer, cs []backends.Container, project string, noPrefix, color bool) *logMux {
 	m := &logMux{out: out, prefix: map[string]string{}, plain: noPrefix}
-	short := func(c backends.Container) string { return strings.TrimPrefix(c.Name, project+"-") }
 	for _, c := range cs {
-		m.width = max(m.width, len(short(c)))
+		m.width = max(m.width, len(shortName(c, project)))
 	}
 	apps := map[string]int{}
 	for _, c := range cs {
@@ -123,7 +136,7 @@ func newLogMux(out io.Writer, cs []backends.Container, project string, noPrefix,
 		}
 	}
 	for _, c := range cs {
-		p := fmt.Sprintf("%-*s | ", m.width, short(c))
+		p := fmt.Sprintf("%-*s | ", m.width, shortName(c, project))
 		if color {
 			p = "\x1b[" + palette[apps[c.App()]%len(palette)] + "m" + p + "\x1b[0m"
 		}

@@ -71,6 +71,24 @@ func sortedDeps(a spec.App) []string {
 	return deps
 }
 
+// ConfigHash is the configuration hash up labels app name's containers
+// with (com.docker.compose.config-hash), from the spec, its files and
+// environ alone: for an app built from a build section, or sharing a
+// namespace of another app's container, the label also counts that
+// image's or container's ID, which only an up knows. environ is
+// KEY=VALUE pairs.
+func ConfigHash(p spec.Project, name string, environ []string) (string, error) {
+	a, ok := p.Services[name]
+	if !ok {
+		return "", fmt.Errorf("no such service: %s", name)
+	}
+	files, err := appFiles(a, environMap(environ), false)
+	if err != nil {
+		return "", err
+	}
+	return configHash(p, a, files, nil, ""), nil
+}
+
 // configHash fingerprints everything that requires recreating a replica
 // when it changes: the app (minus scale, ordering and engine-run hooks), the
 // runtime names of its networks and volumes, its files' content and, for

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/containerd/errdefs"
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/spec"
@@ -20,8 +21,47 @@ type UpOptions struct {
 	Services      []string // empty: all
 	NoDeps        bool     // do not also start the services' dependencies
 	ForceRecreate bool
+	// NoRecreate keeps existing containers even when their configuration
+	// changed (up --no-recreate).
+	NoRecreate bool
+	// AlwaysRecreateDeps recreates the dependencies of the named Services
+	// even when unchanged (up --always-recreate-deps).
+	AlwaysRecreateDeps bool
+	// NoStart creates what is missing or changed and starts nothing
+	// (compose create, up --no-start).
+	NoStart       bool
 	Wait          bool // block until services are running/healthy
 	RemoveOrphans bool
+}
+
+// Check refuses options that contradict each other, as docker compose
+// does.
+func (o UpOptions) Check() error {
+	switch {
+	case o.ForceRecreate && o.NoRecreate:
+		return fmt.Errorf("--force-recreate and --no-recreate are incompatible: %w", errdefs.ErrInvalidArgument)
+	case o.AlwaysRecreateDeps && o.NoRecreate:
+		return fmt.Errorf("--always-recreate-deps and --no-recreate are incompatible: %w", errdefs.ErrInvalidArgument)
+	case o.NoStart && o.Wait:
+		return fmt.Errorf("--no-start and --wait are incompatible: %w", errdefs.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// convergeOptions are how converge treats an app's replicas.
+type convergeOptions struct {
+	force   bool // recreate unchanged replicas too
+	keep    bool // keep existing replicas, changed or not
+	noStart bool // create, start nothing
+}
+
+// convergeOptions are the options for service name.
+func (o UpOptions) convergeOptions(name string) convergeOptions {
+	co := convergeOptions{force: o.ForceRecreate, keep: o.NoRecreate, noStart: o.NoStart}
+	if o.AlwaysRecreateDeps && len(o.Services) > 0 && !slices.Contains(o.Services, name) {
+		co.force = true // a dependency the user did not name
+	}
+	return co
 }
 
 // UpResult reports what Up found besides the project.
@@ -36,6 +76,9 @@ type UpResult struct {
 // order, independent ones in parallel. It is idempotent: unchanged services
 // are left running.
 func (e *Engine) Up(ctx context.Context, p spec.Project, o UpOptions) (UpResult, error) {
+	if err := o.Check(); err != nil {
+		return UpResult{}, err
+	}
 	if err := e.policy.Check(p); err != nil {
 		return UpResult{}, err
 	}
@@ -83,7 +126,7 @@ func (e *Engine) Up(ctx context.Context, p spec.Project, o UpOptions) (UpResult,
 			existing[c.App()] = append(existing[c.App()], c)
 		}
 	}
-	if err := e.applyServices(ctx, p, sel, existing, o.ForceRecreate); err != nil {
+	if err := e.applyServices(ctx, p, sel, existing, o); err != nil {
 		return res, err
 	}
 	if o.Wait {
@@ -174,7 +217,7 @@ func (e *Engine) orphans(ctx context.Context, p spec.Project, all []backends.Con
 // applyServices converges the selected services, each as soon as its
 // dependencies meet their conditions. The first failure cancels the rest.
 // existing holds the project's containers by app, listed once up front.
-func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[string]bool, existing map[string][]backends.Container, force bool) error {
+func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[string]bool, existing map[string][]backends.Container, o UpOptions) error {
 	done := map[string]chan struct{}{}
 	recreated := map[string]bool{}
 	var mu sync.Mutex
@@ -202,6 +245,9 @@ func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[stri
 				case <-gctx.Done():
 					return gctx.Err()
 				}
+				if o.NoStart {
+					continue // nothing runs, nothing to wait for
+				}
 				if err := wait(gctx, dep, d.Condition); err != nil {
 					return fmt.Errorf("service %s: %w", name, err)
 				}
@@ -209,7 +255,7 @@ func (e *Engine) applyServices(ctx context.Context, p spec.Project, sel map[stri
 				restart = restart || (d.Restart && recreated[dep])
 				mu.Unlock()
 			}
-			res, err := e.converge(gctx, p, a, existing[name], force)
+			res, err := e.converge(gctx, p, a, existing[name], o.convergeOptions(name))
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,9 @@ type Result struct {
 	// Source, when the files were discovered rather than named, says which
 	// were chosen ("Using compose.yaml"), for the CLI to print.
 	Source string
+	// Profiles are the profiles the Compose files' services name, active
+	// or not, sorted (config --profiles).
+	Profiles []string
 }
 
 // Compose loads Compose files (or a devcontainer.json) and translates them.
@@ -75,7 +78,7 @@ func Compose(ctx context.Context, o compose.Options) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("%s: %w", describeFiles(lr.Project.ComposeFiles, o.Devcontainer), err)
 	}
-	return Result{Project: p, Warnings: warns, Dir: lr.Project.WorkingDir, Source: source}, nil
+	return Result{Project: p, Warnings: warns, Dir: lr.Project.WorkingDir, Source: source, Profiles: profiles(lr.Project)}, nil
 }
 
 // Spec loads a native deploy.yaml.

@@ -31,3 +31,16 @@ func noEnabledServices(p *types.Project) error {
 	return fmt.Errorf("no service is enabled: every service is behind a profile that is not active (%s); enable one with --profile %s or COMPOSE_PROFILES=%s",
 		strings.Join(groups, "; "), first, first)
 }
+
+// profiles are the profiles p's services name, enabled or not, sorted.
+func profiles(p *types.Project) []string {
+	set := map[string]bool{}
+	for _, ss := range []types.Services{p.Services, p.DisabledServices} {
+		for _, s := range ss {
+			for _, prof := range s.Profiles {
+				set[prof] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}

@@ -99,6 +99,7 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	f := newFrames(w)
 	ctx := caretaker.WithToken(progress.WithWriter(r.Context(), f), tok)
 	res, err := s.e.Up(ctx, p, engine.UpOptions{Services: req.Services, NoDeps: req.NoDeps, ForceRecreate: req.ForceRecreate,
+		NoRecreate: req.NoRecreate, AlwaysRecreateDeps: req.AlwaysRecreateDeps, NoStart: req.NoStart,
 		Wait: req.Wait, RemoveOrphans: req.RemoveOrphans})
 	if err == nil {
 		err = s.policies.set(p)
@@ -268,7 +269,8 @@ func queryTime(v string) (time.Time, error) {
 func (s *Server) attach(w http.ResponseWriter, r *http.Request, id identity) {
 	q := r.URL.Query()
 	out := newFlushWriter(w, "text/plain; charset=utf-8")
-	_ = s.e.Attach(r.Context(), r.PathValue("project"), engine.AttachOptions{Services: q["service"], Color: q.Get("color") == "1", Out: out})
+	_ = s.e.Attach(r.Context(), r.PathValue("project"), engine.AttachOptions{Services: q["service"], Color: q.Get("color") == "1",
+		Timestamps: q.Get("timestamps") == "1", NoPrefix: q.Get("noprefix") == "1", Out: out})
 }
 
 var lifecycleVerbs = []string{"start", "stop", "restart", "kill", "rm", "pause", "unpause"}

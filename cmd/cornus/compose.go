@@ -102,6 +102,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newConfigCmd(f, s),
 		newConvertCmd(f, s),
 		newUpCmd(f, s),
+		newCreateCmd(f, s),
 		newBuildCmd(f, s),
 		newDownCmd(f, s),
 		newPSCmd(f, s),

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 type configOptions struct {
@@ -14,6 +18,8 @@ type configOptions struct {
 	networks bool
 	volumes  bool
 	images   bool
+	profiles bool
+	hash     string
 	quiet    bool
 }
 
@@ -55,6 +61,13 @@ func newConfigCmd(f *composeFlags, s streams) *cobra.Command {
 					fmt.Fprintln(s.Out, p.Services[n].Image)
 				}
 				return nil
+			case o.profiles:
+				for _, n := range r.Profiles {
+					fmt.Fprintln(s.Out, n)
+				}
+				return nil
+			case o.hash != "":
+				return printHashes(s, p, o.hash)
 			}
 			out, err := p.EncodeYAML()
 			if o.format == "json" {
@@ -73,7 +86,26 @@ func newConfigCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVar(&o.networks, "networks", false, "Print the network names, one per line")
 	fl.BoolVar(&o.volumes, "volumes", false, "Print the volume names, one per line")
 	fl.BoolVar(&o.images, "images", false, "Print the image names, one per line (a service's, in service order)")
+	fl.BoolVar(&o.profiles, "profiles", false, "Print the profile names, one per line")
+	fl.StringVar(&o.hash, "hash", "", `Print the service config hash, one "SERVICE HASH" per line; "*" for all services, or SERVICE[,SERVICE...]`)
 	fl.BoolVarP(&o.quiet, "quiet", "q", false, "Only validate the configuration, print nothing")
 	fl.StringVar(&f.devcontainer, "devcontainer", "", "Load this devcontainer.json instead of Compose files")
 	return cmd
+}
+
+// printHashes prints "SERVICE HASH" for each service which ("*": all),
+// the hash up labels its containers with.
+func printHashes(s streams, p spec.Project, which string) error {
+	names := p.ServiceNames()
+	if which != "*" {
+		names = strings.Split(which, ",")
+	}
+	for _, n := range names {
+		h, err := engine.ConfigHash(p, n, s.Environ)
+		if err != nil {
+			return fmt.Errorf("--hash: %w", err)
+		}
+		fmt.Fprintln(s.Out, n, h)
+	}
+	return nil
 }

@@ -4,22 +4,96 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/compose"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/load"
 )
 
+// upRun is what up and create share: the engine's options, the flags
+// that change the loaded project, and the build policy.
+type upRun struct {
+	o              engine.UpOptions
+	ov             compose.UpOverrides
+	build, noBuild bool
+	assumeYes      bool
+	quietPull      bool
+}
+
+// flags adds the flags create and up both take, as docker compose names
+// them.
+func (u *upRun) flags(fl *pflag.FlagSet) {
+	fl.BoolVar(&u.o.ForceRecreate, "force-recreate", false, "Recreate containers even if their configuration is unchanged")
+	fl.BoolVar(&u.o.NoRecreate, "no-recreate", false, "If containers already exist, don't recreate them. Incompatible with --force-recreate.")
+	fl.BoolVar(&u.o.RemoveOrphans, "remove-orphans", false, "Remove containers of services not defined in the Compose file")
+	fl.BoolVar(&u.build, "build", false, "Build images before starting containers")
+	fl.BoolVar(&u.noBuild, "no-build", false, "Don't build an image, even if it's missing")
+	fl.StringArrayVar(&u.ov.Scale, "scale", nil, "Scale SERVICE to NUM instances (overrides the file's scale)")
+	fl.StringVar(&u.ov.Pull, "pull", "", "Pull images before running: always, missing, never or build (default: each service's pull_policy)")
+	fl.BoolVarP(&u.assumeYes, "yes", "y", false, "Assume yes to all prompts (cornus never prompts)")
+	fl.BoolVar(&u.quietPull, "quiet-pull", false, "Pull without printing progress information (cornus prints one line per image)")
+}
+
+// deploy loads the project with up's changes, checks it with loaded
+// (nil: none), opens the session and applies it; the caller closes the
+// session.
+func (u *upRun) deploy(ctx context.Context, f *composeFlags, s streams, services []string, hold clientdeploy.Hold, loaded func(load.Result) error) (load.Result, *clientdeploy.Session, error) {
+	u.o.Services = services
+	if err := u.o.Check(); err != nil {
+		return load.Result{}, nil, err
+	}
+	r, err := f.loadModified(ctx, s, u.ov.Apply)
+	if err != nil {
+		return r, nil, err
+	}
+	if loaded != nil {
+		if err := loaded(r); err != nil {
+			return r, nil, err
+		}
+	}
+	se, err := openSession(ctx, s, f.server, r.Dir, f.progress)
+	if err != nil {
+		return r, nil, err
+	}
+	do := clientdeploy.Options{Up: u.o, BindsToLocal: true, Hold: hold}
+	if do.Build, err = buildPolicy(u.build, u.noBuild); err != nil {
+		return r, se, err
+	}
+	res, err := se.Deploy(ctx, r.Project, do)
+	if len(res.Orphans) > 0 && !u.o.RemoveOrphans {
+		fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
+	}
+	return r, se, err
+}
+
+func newCreateCmd(f *composeFlags, s streams) *cobra.Command {
+	var u upRun
+	cmd := &cobra.Command{
+		Use:   "create [OPTIONS] [SERVICE...]",
+		Short: "Creates containers for a service",
+		Long:  "Create the project's networks, volumes and containers without starting them (up --no-start); start starts them.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			u.o.NoStart = true
+			_, se, err := u.deploy(cmd.Context(), f, s, args, clientdeploy.HoldAgent, nil)
+			if se != nil {
+				defer se.Close()
+			}
+			return composeFieldNames(err)
+		},
+	}
+	u.flags(cmd.Flags())
+	return cmd
+}
+
 func newUpCmd(f *composeFlags, s streams) *cobra.Command {
-	var o engine.UpOptions
-	var ov compose.UpOverrides
-	var detach, build, noBuild, assumeYes, quietPull bool
+	var u upRun
+	var fg foregroundFlags
+	var detach, renewAnon bool
 	var waitTimeout int
 	cmd := &cobra.Command{
 		Use:   "up [OPTIONS] [SERVICE...]",
@@ -27,30 +101,22 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 		Long: "Create and start the project's containers. Host bind mounts are allowed under the project directory " +
 			"(and CORNUS_ALLOW_BIND_SOURCES); privileged containers need CORNUS_ALLOW_PRIVILEGED=1.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			r, err := f.loadModified(ctx, s, ov.Apply)
-			if err != nil {
+			if err := fg.check(detach); err != nil {
 				return err
 			}
-			ctx, cancel := waitDeadline(ctx, o.Wait, waitTimeout)
+			ctx, cancel := waitDeadline(cmd.Context(), u.o.Wait, waitTimeout)
 			defer cancel()
-			se, err := openSession(ctx, s, f.server, r.Dir, f.progress)
-			if err != nil {
-				return err
-			}
-			defer se.Close()
-			o.Services = args
 			hold := clientdeploy.HoldForeground
 			if detach {
 				hold = clientdeploy.HoldAgent
 			}
-			do := clientdeploy.Options{Up: o, BindsToLocal: true, Hold: hold}
-			if do.Build, err = buildPolicy(build, noBuild); err != nil {
+			var fo foregroundOptions
+			r, se, err := u.deploy(ctx, f, s, args, hold, func(r load.Result) (err error) {
+				fo, err = fg.options(r.Project, args, u.o.NoDeps, isTerminal(s.Out))
 				return err
-			}
-			res, err := se.Deploy(ctx, r.Project, do)
-			if len(res.Orphans) > 0 && !o.RemoveOrphans {
-				fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
+			})
+			if se != nil {
+				defer se.Close()
 			}
 			// From here on the foreground handles Ctrl-C itself: the first
 			// stops gracefully, a second one kills.
@@ -59,34 +125,31 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 				// Interrupted while waiting for another cornus: nothing was
 				// started, and what runs is the other one's.
 				var locked *engine.LockedError
-				if ctx.Err() != nil && !detach && !errors.As(err, &locked) {
+				if se != nil && ctx.Err() != nil && !detach && !errors.As(err, &locked) {
 					fmt.Fprintln(s.Err, "Interrupted: stopping what was started...")
-					_ = se.Engine().Stop(bg, r.Project.Name, engine.LifecycleOptions{Services: o.Services})
+					_ = se.Engine().Stop(bg, r.Project.Name, engine.LifecycleOptions{Services: args})
 				}
 				return composeFieldNames(err)
 			}
 			if detach {
 				return nil
 			}
-			return foreground(bg, s, se, r.Project.Name, o.Services)
+			return foreground(bg, s, se, r.Project, args, fo)
 		},
 	}
 	fl := cmd.Flags()
+	u.flags(fl)
+	fg.flags(fl)
 	fl.BoolVarP(&detach, "detach", "d", false, "Run containers in the background")
-	fl.BoolVar(&o.Wait, "wait", false, "Wait for services to be running and healthy (implies -d)")
-	fl.BoolVar(&o.ForceRecreate, "force-recreate", false, "Recreate containers even if their configuration is unchanged")
-	fl.BoolVar(&o.NoDeps, "no-deps", false, "Don't start linked services")
-	fl.BoolVar(&o.RemoveOrphans, "remove-orphans", false, "Remove containers of services not defined in the Compose file")
-	fl.BoolVar(&build, "build", false, "Build images before starting containers")
-	fl.BoolVar(&noBuild, "no-build", false, "Don't build an image, even if it's missing")
-	fl.StringArrayVar(&ov.Scale, "scale", nil, "Scale SERVICE to NUM instances (overrides the file's scale)")
-	fl.StringVar(&ov.Pull, "pull", "", "Pull images before running: always, missing, never or build (default: each service's pull_policy)")
+	fl.BoolVar(&u.o.Wait, "wait", false, "Wait for services to be running and healthy (implies -d)")
+	fl.BoolVar(&u.o.NoDeps, "no-deps", false, "Don't start linked services")
+	fl.BoolVar(&u.o.NoStart, "no-start", false, "Don't start the services after creating them")
+	fl.BoolVar(&u.o.AlwaysRecreateDeps, "always-recreate-deps", false, "Recreate dependent containers. Incompatible with --no-recreate.")
+	fl.BoolVarP(&renewAnon, "renew-anon-volumes", "V", false, "Recreate anonymous volumes instead of retrieving data from the previous containers (cornus always does)")
 	fl.IntVar(&waitTimeout, "wait-timeout", 0, "Maximum duration in seconds to wait for the project to be running and healthy (with --wait)")
-	fl.BoolVarP(&assumeYes, "yes", "y", false, "Assume yes to all prompts (cornus never prompts)")
-	fl.BoolVar(&quietPull, "quiet-pull", false, "Pull without printing progress information (cornus prints one line per image)")
 	cmd.PreRun = func(*cobra.Command, []string) {
-		if o.Wait {
-			detach = true
+		if u.o.Wait || u.o.NoStart {
+			detach = true // nothing to follow
 		}
 	}
 	return cmd
@@ -111,41 +174,4 @@ func buildPolicy(build, noBuild bool) (clientdeploy.BuildPolicy, error) {
 		return clientdeploy.BuildNever, nil
 	}
 	return clientdeploy.BuildMissing, nil
-}
-
-// foreground streams the containers' output until they all exit or the
-// user presses Ctrl-C, then stops them (a second Ctrl-C kills them).
-func foreground(ctx context.Context, s streams, se *clientdeploy.Session, project string, services []string) error {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	attachCtx, stopAttach := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-sigs:
-			stopAttach()
-		case <-attachCtx.Done():
-		}
-	}()
-	err := se.Engine().Attach(attachCtx, project, engine.AttachOptions{Services: services, Out: s.Out, Color: isTerminal(s.Out)})
-	interrupted := attachCtx.Err() != nil
-	stopAttach()
-	if err != nil || !interrupted {
-		return err
-	}
-	fmt.Fprintln(s.Err, "Gracefully stopping... (press Ctrl+C again to force)")
-	stopCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-stopCtx.Done():
-		}
-	}()
-	err = se.Engine().Stop(stopCtx, project, engine.LifecycleOptions{Services: services})
-	if stopCtx.Err() != nil {
-		return se.Engine().Kill(ctx, project, engine.LifecycleOptions{Services: services})
-	}
-	return err
 }

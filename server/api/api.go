@@ -50,8 +50,13 @@ type UpRequest struct {
 	Services      []string     `json:"services,omitempty"`
 	NoDeps        bool         `json:"noDeps,omitempty"`
 	ForceRecreate bool         `json:"forceRecreate,omitempty"`
-	Wait          bool         `json:"wait,omitempty"`
-	RemoveOrphans bool         `json:"removeOrphans,omitempty"`
+	// NoRecreate, AlwaysRecreateDeps and NoStart are up's
+	// --no-recreate, --always-recreate-deps and --no-start (create).
+	NoRecreate         bool `json:"noRecreate,omitempty"`
+	AlwaysRecreateDeps bool `json:"alwaysRecreateDeps,omitempty"`
+	NoStart            bool `json:"noStart,omitempty"`
+	Wait               bool `json:"wait,omitempty"`
+	RemoveOrphans      bool `json:"removeOrphans,omitempty"`
 	// LocalMounts are directories (or files) of the client, served by the
 	// client over the request's session (OpMount streams) and bound into
 	// the apps; they need a session that is not detached.

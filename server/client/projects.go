@@ -79,7 +79,8 @@ func (p *Projects) Up(ctx context.Context, sp spec.Project, o engine.UpOptions) 
 	}
 	var res api.UpResult
 	h, err := p.stream(ctx, projectPath(sp.Name, "up"), hdr, api.UpRequest{Spec: sp, Services: o.Services, NoDeps: o.NoDeps,
-		ForceRecreate: o.ForceRecreate, Wait: o.Wait, RemoveOrphans: o.RemoveOrphans, LocalMounts: p.LocalMounts}, &res)
+		ForceRecreate: o.ForceRecreate, NoRecreate: o.NoRecreate, AlwaysRecreateDeps: o.AlwaysRecreateDeps, NoStart: o.NoStart,
+		Wait: o.Wait, RemoveOrphans: o.RemoveOrphans, LocalMounts: p.LocalMounts}, &res)
 	if h != nil {
 		p.CaretakerToken = h.Get(api.HeaderCaretakerToken)
 	}
@@ -127,6 +128,8 @@ func (p *Projects) Logs(ctx context.Context, project string, o engine.LogsOption
 func (p *Projects) Attach(ctx context.Context, project string, o engine.AttachOptions) error {
 	q := url.Values{"service": o.Services}
 	setFlag(q, "color", o.Color)
+	setFlag(q, "timestamps", o.Timestamps)
+	setFlag(q, "noprefix", o.NoPrefix)
 	return p.copyStream(ctx, projectPath(project, "attach"), q, o.Out)
 }
 
