@@ -45,6 +45,9 @@ type Engine interface {
 	WaitExit(ctx context.Context, project string, services []string) (int, error)
 	Stats(ctx context.Context, project string, services []string, all bool) ([]engine.StatsSample, error)
 	AttachService(ctx context.Context, project string, o engine.AttachServiceOptions) (int, error)
+	CopyFrom(ctx context.Context, project string, o engine.CopyOptions, path string) (io.ReadCloser, backends.PathStat, error)
+	StatPath(ctx context.Context, project string, o engine.CopyOptions, path string) (backends.PathStat, error)
+	CopyTo(ctx context.Context, project string, o engine.CopyOptions, dir string, open func() (io.ReadCloser, error)) error
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -128,7 +128,7 @@ func (s *Server) mayTag(r *http.Request, tenant string, imgs backends.Images, na
 // spoolArchive spools an image archive (spool) and reads the names and
 // image IDs it holds (archiveImages); removeSpooled removes it.
 func (s *Server) spoolArchive(w http.ResponseWriter, r *http.Request) (f *os.File, names, ids []string, err error) {
-	if f, err = s.spool(w, r); err != nil {
+	if f, err = s.spool(w, r, maxImageBody, "image archives"); err != nil {
 		return nil, nil, nil, err
 	}
 	if names, ids, err = archiveImages(f); err != nil {
@@ -144,18 +144,18 @@ func removeSpooled(f *os.File) {
 }
 
 // spool writes the request body to a private file under the server's
-// state, bounded by maxImageBody, with a read deadline bumped whenever
-// bytes arrive.
-func (s *Server) spool(w http.ResponseWriter, r *http.Request) (*os.File, error) {
+// state, bounded by limit (what names the body in the error), with a
+// read deadline bumped whenever bytes arrive.
+func (s *Server) spool(w http.ResponseWriter, r *http.Request, limit int64, what string) (*os.File, error) {
 	dir := filepath.Join(s.cfg.DataDir, "server", "uploads")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(dir, "image-*.tar")
+	f, err := os.CreateTemp(dir, "upload-*.tar")
 	if err != nil {
 		return nil, err
 	}
-	body := http.MaxBytesReader(w, r.Body, maxImageBody)
+	body := http.MaxBytesReader(w, r.Body, limit)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadLimit))
 	_, err = io.Copy(f, &deadlineReader{r: body, bump: func() { _ = rc.SetReadDeadline(time.Now().Add(bodyReadLimit)) }})
@@ -166,7 +166,7 @@ func (s *Server) spool(w http.ResponseWriter, r *http.Request) (*os.File, error)
 		f.Close()
 		os.Remove(f.Name())
 		if _, ok := err.(*http.MaxBytesError); ok {
-			err = fmt.Errorf("%w: image archives are limited to %d bytes", errdefs.ErrOutOfRange, int64(maxImageBody))
+			err = fmt.Errorf("%w: %s are limited to %d bytes", errdefs.ErrOutOfRange, what, limit)
 		}
 		return nil, err
 	}

@@ -57,6 +57,12 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
+	// A foreground up's client gone a moment ago: its deployment goes
+	// first, not this up's containers with it.
+	if err := s.sessions.awaitRemoval(r.Context(), project, nil); err != nil {
+		writeError(w, err)
+		return
+	}
 	// A session whose first up failed owns nothing and would only hold
 	// its client (up -d's agent) and mounts: it ends.
 	deployed := false
@@ -94,7 +100,12 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	if sess != nil {
 		// Its companions open client-local mounts (and client egress)
 		// through it before the up ends.
-		defer s.sessions.deploy(project, sess)()
+		done, err := s.sessions.deploy(r.Context(), project, sess)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		defer done()
 	}
 	f := newFrames(w)
 	ctx := caretaker.WithToken(progress.WithWriter(r.Context(), f), tok)

@@ -222,6 +222,8 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/projects/{project}/port", h: s.port},
 		{pattern: "GET /v1/projects/{project}/top", h: s.top, free: freeEmpty},
 		{pattern: "GET /v1/projects/{project}/stats", h: s.stats, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/archive", h: s.archive},
+		{pattern: "PUT /v1/projects/{project}/archive", h: s.archivePut},
 		{pattern: "GET /v1/projects/{project}/images", h: s.images, free: freeEmpty},
 		{pattern: "GET /v1/projects/{project}/exec", h: s.exec},
 		{pattern: "GET /v1/projects/{project}/run", h: s.run, free: freeServed},

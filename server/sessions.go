@@ -125,12 +125,39 @@ type sessions struct {
 	// companions open client-local mounts before the up makes it the
 	// project's (own).
 	deploying map[string]*session
-	stopping  bool
-	downs     sync.WaitGroup
+	// removing are the projects an ended session's deployment is being
+	// removed from, closed when it is gone: an up of one waits, or the
+	// removal would take the new containers too.
+	removing map[string]chan struct{}
+	stopping bool
+	downs    sync.WaitGroup
 }
 
 func newSessions(s *Server, path string) *sessions {
-	return &sessions{srv: s, path: path, byID: map[string]*session{}, byProject: map[string]*session{}, deploying: map[string]*session{}}
+	return &sessions{srv: s, path: path, byID: map[string]*session{}, byProject: map[string]*session{}, deploying: map[string]*session{},
+		removing: map[string]chan struct{}{}}
+}
+
+// awaitRemoval waits until no ended session's deployment of project is
+// being removed, then runs then (if any) holding ss.mu.
+func (ss *sessions) awaitRemoval(ctx context.Context, project string, then func()) error {
+	for {
+		ss.mu.Lock()
+		removed := ss.removing[project]
+		if removed == nil {
+			if then != nil {
+				then()
+			}
+			ss.mu.Unlock()
+			return nil
+		}
+		ss.mu.Unlock()
+		select {
+		case <-removed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // stateFile is sessions.json: the deployments sessions own, so a server
@@ -261,7 +288,20 @@ func (ss *sessions) end(s *session) {
 	if owned {
 		delete(ss.byProject, s.project)
 	}
-	down := owned && !s.detach
+	// Another session's up of the project under way takes the
+	// deployment over (deploy waited for any removal before it began).
+	other := ss.deploying[s.project]
+	down := owned && !s.detach && (other == nil || other == s)
+	if down {
+		removed := make(chan struct{})
+		ss.removing[s.project] = removed
+		defer func() {
+			ss.mu.Lock()
+			delete(ss.removing, s.project)
+			ss.mu.Unlock()
+			close(removed)
+		}()
+	}
 	_ = ss.saveLocked()
 	ss.mu.Unlock()
 	defer ss.downs.Done()
@@ -372,18 +412,19 @@ func (ss *sessions) endIfIdle(s *session) {
 }
 
 // deploy makes sess the provider of project's client streams while an
-// up runs; done undoes it.
-func (ss *sessions) deploy(project string, sess *session) (done func()) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	ss.deploying[project] = sess
+// up runs, once no ended session's deployment of project is being
+// removed; done undoes it.
+func (ss *sessions) deploy(ctx context.Context, project string, sess *session) (done func(), err error) {
+	if err := ss.awaitRemoval(ctx, project, func() { ss.deploying[project] = sess }); err != nil {
+		return nil, err
+	}
 	return func() {
 		ss.mu.Lock()
 		defer ss.mu.Unlock()
 		if ss.deploying[project] == sess {
 			delete(ss.deploying, project)
 		}
-	}
+	}, nil
 }
 
 // provider is the live session serving project's client streams: the

@@ -103,6 +103,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newConvertCmd(f, s),
 		newUpCmd(f, s),
 		newCreateCmd(f, s),
+		newCpCmd(f, s),
 		newBuildCmd(f, s),
 		newDownCmd(f, s),
 		newPSCmd(f, s),

@@ -22,7 +22,19 @@ const (
 	// HeaderCaretakerToken carries a deployment's caretaker token back to
 	// the client that deployed it.
 	HeaderCaretakerToken = "X-Cornus-Caretaker-Token"
+	// HeaderPathStat carries the stat of a compose cp's path (base64 of
+	// a PathStat's JSON) on GET /v1/projects/{project}/archive.
+	HeaderPathStat = "X-Cornus-Path-Stat"
 )
+
+// PathStat is a container path's stat, for compose cp.
+type PathStat struct {
+	Name       string    `json:"name"`
+	Size       int64     `json:"size"`
+	Mode       uint32    `json:"mode"`
+	Mtime      time.Time `json:"mtime"`
+	LinkTarget string    `json:"linkTarget,omitempty"`
+}
 
 // Info is GET /v1/info.
 type Info struct {

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -322,4 +324,60 @@ func (c *Client) Adopt(ctx context.Context, project, tenant string) (string, err
 	var res api.AdoptRequest
 	err := c.call(ctx, http.MethodPost, projectPath(project, "adopt"), nil, api.AdoptRequest{Tenant: tenant}, &res)
 	return res.Tenant, err
+}
+
+func copyQuery(o engine.CopyOptions, path string) url.Values {
+	q := url.Values{"service": {o.Service}, "path": {path}}
+	if o.Index > 0 {
+		q.Set("index", strconv.Itoa(o.Index))
+	}
+	return q
+}
+
+// CopyFrom returns a tar of path in a service's container on the server.
+func (p *Projects) CopyFrom(ctx context.Context, project string, o engine.CopyOptions, path string) (io.ReadCloser, backends.PathStat, error) {
+	resp, err := p.do(ctx, http.MethodGet, projectPath(project, "archive"), copyQuery(o, path), nil, nil)
+	if err != nil {
+		return nil, backends.PathStat{}, err
+	}
+	var st api.PathStat
+	raw, err := base64.StdEncoding.DecodeString(resp.Header.Get(api.HeaderPathStat))
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	if err != nil {
+		resp.Body.Close()
+		return nil, backends.PathStat{}, fmt.Errorf("copy %s: the server's stat header: %w", path, err)
+	}
+	return resp.Body, fromPathStat(st), nil
+}
+
+// StatPath stats path in a service's container on the server.
+func (p *Projects) StatPath(ctx context.Context, project string, o engine.CopyOptions, path string) (backends.PathStat, error) {
+	q := copyQuery(o, path)
+	q.Set("stat", "1")
+	var st api.PathStat
+	if err := p.call(ctx, http.MethodGet, projectPath(project, "archive"), q, nil, &st); err != nil {
+		return backends.PathStat{}, err
+	}
+	return fromPathStat(st), nil
+}
+
+// CopyTo sends the tar open returns (once) for the server to extract
+// into dir of the service's containers.
+func (p *Projects) CopyTo(ctx context.Context, project string, o engine.CopyOptions, dir string, open func() (io.ReadCloser, error)) error {
+	rc, err := open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	resp, err := p.do(ctx, http.MethodPut, projectPath(project, "archive"), copyQuery(o, dir), rc, http.Header{"Content-Type": {"application/x-tar"}})
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+func fromPathStat(st api.PathStat) backends.PathStat {
+	return backends.PathStat{Name: st.Name, Size: st.Size, Mode: st.Mode, Mtime: st.Mtime, LinkTarget: st.LinkTarget}
 }
