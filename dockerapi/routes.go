@@ -21,6 +21,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /containers/{id}/json", s.containerInspect)
 	m.HandleFunc("GET /containers/{id}/logs", s.containerLogs)
 	m.HandleFunc("GET /containers/{id}/top", s.containerTop)
+	m.HandleFunc("GET /containers/{id}/stats", s.containerStats)
 	m.HandleFunc("POST /containers/{id}/start", s.containerStart)
 	m.HandleFunc("POST /containers/{id}/stop", s.containerStop)
 	m.HandleFunc("POST /containers/{id}/restart", s.containerRestart)
@@ -82,7 +83,7 @@ func (s *Server) unknown(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if strings.HasPrefix(r.URL.Path, "/containers/") && (strings.HasSuffix(r.URL.Path, "/stats") || strings.HasSuffix(r.URL.Path, "/changes") ||
+	if strings.HasPrefix(r.URL.Path, "/containers/") && (strings.HasSuffix(r.URL.Path, "/changes") ||
 		strings.HasSuffix(r.URL.Path, "/update") || strings.HasSuffix(r.URL.Path, "/export")) {
 		writeMessage(w, http.StatusNotImplemented, endpoint+" is not implemented by cornus")
 		return

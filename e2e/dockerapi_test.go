@@ -179,6 +179,15 @@ func dockerCLIScenario(p *proxy) {
 	if logs := p.must("", docker, "logs", name); !strings.Contains(logs, "started") {
 		t.Errorf("docker logs: %q", logs)
 	}
+	// docker stats through the proxy (issue 26: it answered 501).
+	stats, code := p.run("", docker, "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}} {{.PIDs}}", name)
+	if daemon(t).Capabilities().Has(backends.FeatureStats) {
+		if f := strings.Fields(stats); code != 0 || len(f) < 3 || f[0] != name || strings.HasPrefix(f[1], "0B") || f[len(f)-1] == "0" {
+			t.Errorf("docker stats --no-stream: exit %d, %q", code, stats)
+		}
+	} else if code == 0 || !strings.Contains(stats, "stats is not supported") {
+		t.Errorf("docker stats on a backend without stats: exit %d, %q", code, stats)
+	}
 
 	// docker exec -it through a real pty: a TTY inside, output back out.
 	c := exec.Command(docker, "exec", "-it", name, "sh", "-c", "tty; echo $((6*7))")
