@@ -48,6 +48,7 @@ type Engine interface {
 	CopyFrom(ctx context.Context, project string, o engine.CopyOptions, path string) (io.ReadCloser, backends.PathStat, error)
 	StatPath(ctx context.Context, project string, o engine.CopyOptions, path string) (backends.PathStat, error)
 	CopyTo(ctx context.Context, project string, o engine.CopyOptions, dir string, open func() (io.ReadCloser, error)) error
+	Volumes(ctx context.Context, project string) ([]backends.Volume, error)
 	Warnings(p spec.Project) []spec.Warning
 }
 

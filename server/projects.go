@@ -370,6 +370,19 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request, id identity) {
 	writeJSON(w, http.StatusOK, samples)
 }
 
+func (s *Server) volumes(w http.ResponseWriter, r *http.Request, id identity) {
+	vs, err := s.e.Volumes(r.Context(), r.PathValue("project"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]api.Volume, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, api.Volume{Name: v.Name, Driver: v.Driver, Mountpoint: v.Mountpoint, Labels: v.Labels, Created: v.Created})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) images(w http.ResponseWriter, r *http.Request, id identity) {
 	uses, err := s.e.Images(r.Context(), r.PathValue("project"), r.URL.Query()["service"])
 	if err != nil {

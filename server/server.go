@@ -225,6 +225,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/projects/{project}/archive", h: s.archive},
 		{pattern: "PUT /v1/projects/{project}/archive", h: s.archivePut},
 		{pattern: "GET /v1/projects/{project}/images", h: s.images, free: freeEmpty},
+		{pattern: "GET /v1/projects/{project}/volumes", h: s.volumes, free: freeEmpty},
 		{pattern: "GET /v1/projects/{project}/exec", h: s.exec},
 		{pattern: "GET /v1/projects/{project}/run", h: s.run, free: freeServed},
 		{pattern: "POST /v1/projects/{project}/wait", h: s.wait},

@@ -104,6 +104,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newUpCmd(f, s),
 		newCreateCmd(f, s),
 		newCpCmd(f, s),
+		newVolumesCmd(f, s),
 		newBuildCmd(f, s),
 		newDownCmd(f, s),
 		newPSCmd(f, s),

@@ -71,6 +71,15 @@ func psTemplate(format string) (*rowTemplate, error) {
 }
 
 func (r *rowTemplate) print(w io.Writer, cs []backends.Container) error {
+	rows := make([]any, len(cs))
+	for i, c := range cs {
+		rows[i] = psJSON(c)
+	}
+	return r.printRows(w, rows)
+}
+
+// printRows executes the template for each row, one per line.
+func (r *rowTemplate) printRows(w io.Writer, rows []any) error {
 	out := w
 	var tw *tabwriter.Writer
 	if r.header != "" {
@@ -78,8 +87,8 @@ func (r *rowTemplate) print(w io.Writer, cs []backends.Container) error {
 		out = tw
 		fmt.Fprintln(out, r.header)
 	}
-	for _, c := range cs {
-		if err := r.t.Execute(out, psJSON(c)); err != nil {
+	for _, row := range rows {
+		if err := r.t.Execute(out, row); err != nil {
 			return fmt.Errorf("--format: %w", err)
 		}
 		fmt.Fprintln(out)

@@ -27,6 +27,15 @@ const (
 	HeaderPathStat = "X-Cornus-Path-Stat"
 )
 
+// Volume is one of GET /v1/projects/{project}/volumes.
+type Volume struct {
+	Name       string            `json:"name"`
+	Driver     string            `json:"driver"`
+	Mountpoint string            `json:"mountpoint,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Created    time.Time         `json:"created"`
+}
+
 // PathStat is a container path's stat, for compose cp.
 type PathStat struct {
 	Name       string    `json:"name"`

@@ -381,3 +381,16 @@ func (p *Projects) CopyTo(ctx context.Context, project string, o engine.CopyOpti
 func fromPathStat(st api.PathStat) backends.PathStat {
 	return backends.PathStat{Name: st.Name, Size: st.Size, Mode: st.Mode, Mtime: st.Mtime, LinkTarget: st.LinkTarget}
 }
+
+// Volumes lists a project's volumes on the server.
+func (p *Projects) Volumes(ctx context.Context, project string) ([]backends.Volume, error) {
+	var vs []api.Volume
+	if err := p.call(ctx, http.MethodGet, projectPath(project, "volumes"), nil, nil, &vs); err != nil {
+		return nil, err
+	}
+	out := make([]backends.Volume, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, backends.Volume{Name: v.Name, Driver: v.Driver, Mountpoint: v.Mountpoint, Labels: v.Labels, Created: v.Created})
+	}
+	return out, nil
+}
