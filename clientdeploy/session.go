@@ -49,6 +49,7 @@ type Engine interface {
 	StatPath(ctx context.Context, project string, o engine.CopyOptions, path string) (backends.PathStat, error)
 	CopyTo(ctx context.Context, project string, o engine.CopyOptions, dir string, open func() (io.ReadCloser, error)) error
 	Volumes(ctx context.Context, project string) ([]backends.Volume, error)
+	Pull(ctx context.Context, p spec.Project, o engine.PullOptions) error
 	Warnings(p spec.Project) []spec.Warning
 }
 

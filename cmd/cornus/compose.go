@@ -105,6 +105,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newCreateCmd(f, s),
 		newCpCmd(f, s),
 		newVolumesCmd(f, s),
+		newPullCmd(f, s),
 		newBuildCmd(f, s),
 		newDownCmd(f, s),
 		newPSCmd(f, s),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/clientdeploy"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/spec"
@@ -113,12 +114,12 @@ func foreground(ctx context.Context, s streams, se *clientdeploy.Session, p spec
 	aborted := make(chan abort, 1)
 	if o.abort {
 		go func() {
-			code, err := se.Engine().WaitExit(attachCtx, p.Name, o.attach.Services)
-			if err == nil {
+			ab := firstExit(attachCtx, se.Engine(), p.Name, o.attach.Services)
+			if ab.ok {
 				fmt.Fprintln(s.Err, "Aborting on container exit...")
 				_ = se.Engine().Stop(ctx, p.Name, engine.LifecycleOptions{Services: services})
 			}
-			aborted <- abort{code: code, ok: err == nil}
+			aborted <- ab
 		}()
 	}
 	var err error
@@ -161,6 +162,43 @@ func foreground(ctx context.Context, s streams, se *clientdeploy.Session, p spec
 type abort struct {
 	code int
 	ok   bool
+}
+
+// firstExit waits for the first exit of a container of services: one
+// that stays exited (WaitExit), or a "die" event (a container its
+// runtime restarts, as a Deployment's on kubernetes, never stays
+// exited). Not ok when ctx ended first.
+func firstExit(ctx context.Context, eng clientdeploy.Engine, project string, services []string) abort {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first := make(chan abort, 2)
+	go func() {
+		if code, err := eng.WaitExit(ctx, project, services); err == nil {
+			first <- abort{code: code, ok: true}
+		}
+	}()
+	go func() {
+		// A backend without events says so and the wait alone watches.
+		_ = eng.Events(ctx, project, engine.EventsOptions{Services: services}, func(ev backends.Event) {
+			if ev.Action != "die" {
+				return
+			}
+			ab := abort{ok: true}
+			if ev.ExitCode != nil {
+				ab.code = *ev.ExitCode
+			}
+			select {
+			case first <- ab:
+			default:
+			}
+		})
+	}()
+	select {
+	case ab := <-first:
+		return ab
+	case <-ctx.Done():
+		return abort{}
+	}
 }
 
 // exitCode is up's exit once its attached containers are gone: with

@@ -84,6 +84,20 @@ type UpRequest struct {
 	LocalMounts []LocalMount `json:"localMounts,omitempty"`
 }
 
+// PullRequest is POST /v1/projects/{project}/pull: pull the images of
+// Services (all when empty) of Spec, which holds only what a pull reads
+// (each service's image, platform and dependencies); Buildable are the
+// services with a build section.
+type PullRequest struct {
+	Spec            spec.Project `json:"spec"`
+	Buildable       []string     `json:"buildable,omitempty"`
+	Services        []string     `json:"services,omitempty"`
+	IncludeDeps     bool         `json:"includeDeps,omitempty"`
+	IgnoreBuildable bool         `json:"ignoreBuildable,omitempty"`
+	IgnoreFailures  bool         `json:"ignoreFailures,omitempty"`
+	Missing         bool         `json:"missing,omitempty"`
+}
+
 // BuildRequest is POST /v1/projects/{project}/build: build the images
 // of Services (all with a build section when empty) of Spec, reading
 // what they need from the client over the request's session (OpBuild

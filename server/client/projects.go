@@ -394,3 +394,19 @@ func (p *Projects) Volumes(ctx context.Context, project string) ([]backends.Volu
 	}
 	return out, nil
 }
+
+// Pull pulls a project's images on the server. Only what a pull reads
+// is sent: no mounts, files or build contexts of this machine.
+func (p *Projects) Pull(ctx context.Context, sp spec.Project, o engine.PullOptions) error {
+	req := api.PullRequest{Spec: spec.Project{Name: sp.Name, Services: map[string]spec.App{}}, Services: o.Services,
+		IncludeDeps: o.IncludeDeps, IgnoreBuildable: o.IgnoreBuildable, IgnoreFailures: o.IgnoreFailures, Missing: o.Missing}
+	for _, n := range sp.ServiceNames() {
+		a := sp.Services[n]
+		req.Spec.Services[n] = spec.App{Name: n, Image: a.Image, Platform: a.Platform, DependsOn: a.DependsOn}
+		if a.Build != nil {
+			req.Buildable = append(req.Buildable, n)
+		}
+	}
+	_, err := p.stream(ctx, projectPath(sp.Name, "pull"), nil, req, nil)
+	return err
+}
