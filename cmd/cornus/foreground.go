@@ -116,8 +116,7 @@ func foreground(ctx context.Context, s streams, se *clientdeploy.Session, p spec
 		go func() {
 			ab := firstExit(attachCtx, se.Engine(), p.Name, o.attach.Services)
 			if ab.ok {
-				fmt.Fprintln(s.Err, "Aborting on container exit...")
-				_ = se.Engine().Stop(ctx, p.Name, engine.LifecycleOptions{Services: services})
+				abortProject(ctx, s, se, p.Name, services)
 			}
 			aborted <- ab
 		}()
@@ -139,6 +138,13 @@ func foreground(ctx context.Context, s streams, se *clientdeploy.Session, p spec
 		return err
 	}
 	if !interrupted {
+		if o.abort && !ab.ok {
+			// Every attached container exited before the watch saw one
+			// go: that is the first exit too.
+			abortProject(ctx, s, se, p.Name, services)
+			code, err := se.Engine().WaitExit(ctx, p.Name, o.attach.Services)
+			ab = abort{code: code, ok: err == nil}
+		}
 		return exitCode(ctx, se, p.Name, o, ab)
 	}
 	fmt.Fprintln(s.Err, "Gracefully stopping... (press Ctrl+C again to force)")
@@ -162,6 +168,14 @@ func foreground(ctx context.Context, s streams, se *clientdeploy.Session, p spec
 type abort struct {
 	code int
 	ok   bool
+}
+
+// abortProject stops the up's services: --abort-on-container-exit.
+func abortProject(ctx context.Context, s streams, se *clientdeploy.Session, project string, services []string) {
+	fmt.Fprintln(s.Err, "Aborting on container exit...")
+	if err := se.Engine().Stop(ctx, project, engine.LifecycleOptions{Services: services}); err != nil {
+		fmt.Fprintln(s.Err, "WARN stopping the project:", err)
+	}
 }
 
 // firstExit waits for the first exit of a container of services: one
