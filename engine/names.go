@@ -104,7 +104,7 @@ func configHash(p spec.Project, a spec.App, files []backends.File, refs map[stri
 			*m = "container:" + refs[s]
 		}
 	}
-	a.Replicas, a.Update, a.DependsOn, a.Hooks, a.Devcontainer = nil, nil, nil, nil, nil
+	a.Replicas, a.Update, a.DependsOn, a.Hooks, a.Devcontainer, a.Watch = nil, nil, nil, nil, nil, nil
 	// A built image counts by its ID (a rebuild that changed it recreates
 	// the app, as docker compose does), not by how it was built.
 	a.Build = nil

@@ -90,6 +90,34 @@ type App struct {
 
 	Egress       *Egress       `yaml:"egress,omitempty" json:"egress,omitempty"`
 	Devcontainer *Devcontainer `yaml:"devcontainer,omitempty" json:"devcontainer,omitempty"`
+	// Watch are Compose's develop.watch rules: what compose watch does
+	// when the client's files change. Read by the client alone.
+	Watch []WatchRule `yaml:"watch,omitempty" json:"watch,omitempty"`
+}
+
+// Watch actions.
+const (
+	WatchSync        = "sync"
+	WatchRebuild     = "rebuild"
+	WatchRestart     = "restart"
+	WatchSyncRestart = "sync+restart"
+	WatchSyncExec    = "sync+exec"
+)
+
+// WatchRule is one develop.watch rule.
+type WatchRule struct {
+	Path        string   `yaml:"path" json:"path"` // absolute, on the client
+	Action      string   `yaml:"action" json:"action"`
+	Target      string   `yaml:"target,omitempty" json:"target,omitempty"` // in the container (sync actions)
+	Ignore      []string `yaml:"ignore,omitempty" json:"ignore,omitempty"`
+	Include     []string `yaml:"include,omitempty" json:"include,omitempty"`
+	Exec        *Hook    `yaml:"exec,omitempty" json:"exec,omitempty"` // sync+exec
+	InitialSync bool     `yaml:"initialSync,omitempty" json:"initialSync,omitempty"`
+}
+
+// Syncs reports whether the rule copies files into the containers.
+func (w WatchRule) Syncs() bool {
+	return w.Action == WatchSync || w.Action == WatchSyncRestart || w.Action == WatchSyncExec
 }
 
 // ReplicaCount is the number of replicas to run: Replicas, or 1 when unset.

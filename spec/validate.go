@@ -102,6 +102,7 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 			ps.add(at+".update.order", "%q: use %s or %s", u.Order, UpdateStopFirst, UpdateStartFirst)
 		}
 	}
+	validateWatch(at+".watch", a.Watch, ps)
 	validateHostName(at+".hostname", a.Hostname, ps)
 	validateHostName(at+".domainname", a.Domainname, ps)
 	if a.ContainerName != "" && a.ReplicaCount() > 1 {
@@ -391,5 +392,28 @@ func (p Project) validateDependencyCycles(ps *Problems) {
 		if state[n] == unvisited {
 			visit(n)
 		}
+	}
+}
+
+func validateWatch(at string, rules []WatchRule, ps *Problems) {
+	for i, w := range rules {
+		w.validate(fmt.Sprintf("%s[%d]", at, i), ps)
+	}
+}
+
+func (w WatchRule) validate(at string, ps *Problems) {
+	switch w.Action {
+	case WatchSync, WatchRebuild, WatchRestart, WatchSyncRestart, WatchSyncExec:
+	default:
+		ps.add(at+".action", "%q: use %s, %s, %s, %s or %s", w.Action, WatchSync, WatchRebuild, WatchRestart, WatchSyncRestart, WatchSyncExec)
+	}
+	if w.Path == "" {
+		ps.add(at+".path", "required: the path on this machine to watch")
+	}
+	if w.Syncs() && !strings.HasPrefix(w.Target, "/") {
+		ps.add(at+".target", "%q: a %s rule needs the absolute path in the container to sync to", w.Target, w.Action)
+	}
+	if w.Action == WatchSyncExec && (w.Exec == nil || len(w.Exec.Command) == 0) {
+		ps.add(at+".exec.command", "required: the command a sync+exec rule runs after a sync")
 	}
 }

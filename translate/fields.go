@@ -47,10 +47,10 @@ var serviceFields = map[string]string{
 	"volumes": mapped, "tmpfs": mapped, "secrets": mapped, "configs": mapped,
 	"logging": mapped, "log_driver": mapped, "log_opt": mapped,
 	"build":    mapped, // translate/build.go
+	"develop":  mapped, // develop.watch: compose watch reads it on the client
 	"provider": mapped, // warned about in translate: the service is skipped
 
 	"dockerfile":         "the legacy dockerfile attribute is not supported; use build.dockerfile",
-	"develop":            "compose watch is not supported",
 	"attach":             "every service's logs are shown",
 	"external_links":     "links to containers outside the project are not supported; use an external network",
 	"net":                "the legacy net attribute is not supported; use network_mode",

@@ -137,6 +137,7 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 	a.Ulimits = ulimits(s.Ulimits)
 	a.Logging = logging(s)
 	a.Hooks = t.hooks(s)
+	a.Watch = watchRules(s.Develop)
 	if d := compose.Devcontainer(s.Extensions); d != nil {
 		dc := spec.DeepCopy(d.Devcontainer)
 		a.Devcontainer = &dc
@@ -362,6 +363,24 @@ func (t *translator) hooks(s types.ServiceConfig) *spec.Hooks {
 		return out
 	}
 	return &spec.Hooks{PostStart: conv(s.PostStart), PreStop: conv(s.PreStop)}
+}
+
+// watchRules are develop.watch's rules (their paths absolute already:
+// the loader resolves them against the project directory).
+func watchRules(d *types.DevelopConfig) []spec.WatchRule {
+	if d == nil {
+		return nil
+	}
+	var out []spec.WatchRule
+	for _, w := range d.Watch {
+		r := spec.WatchRule{Path: w.Path, Action: string(w.Action), Target: w.Target, Ignore: w.Ignore, Include: w.Include, InitialSync: w.InitialSync}
+		if len(w.Exec.Command) > 0 {
+			r.Exec = &spec.Hook{Command: w.Exec.Command, User: w.Exec.User, WorkingDir: w.Exec.WorkingDir,
+				Env: environment(w.Exec.Environment), Privileged: w.Exec.Privileged}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func mergeHooks(a *spec.Hooks, b spec.Hooks) *spec.Hooks {

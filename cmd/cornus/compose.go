@@ -106,6 +106,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newCpCmd(f, s),
 		newVolumesCmd(f, s),
 		newPullCmd(f, s),
+		newWatchCmd(f, s),
 		newBuildCmd(f, s),
 		newDownCmd(f, s),
 		newPSCmd(f, s),

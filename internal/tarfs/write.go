@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 )
 
 // WriteOptions shape an archive of a local path.
@@ -102,4 +104,23 @@ func writeEntry(tw *tar.Writer, p, name string, fi fs.FileInfo, o WriteOptions) 
 	defer f.Close()
 	_, err = io.CopyN(tw, f, hdr.Size)
 	return err
+}
+
+// WriteFiles archives local files (links kept as links) to w, each
+// under its name in files (name → local path), in names' order.
+func WriteFiles(w io.Writer, files map[string]string) error {
+	tw := tar.NewWriter(w)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fi, err := os.Lstat(files[name])
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			continue
+		}
+		if err := writeEntry(tw, files[name], name, fi, WriteOptions{}); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
 }
