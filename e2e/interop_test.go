@@ -21,6 +21,23 @@ func composeBinary(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
+// runDockerCompose runs docker compose dc with args in p's directory and
+// environment: its stdout and exit code.
+func runDockerCompose(t *testing.T, dc string, p *project, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(dc, args...)
+	cmd.Dir, cmd.Env = p.dir, p.env
+	var out strings.Builder
+	cmd.Stdout = &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("docker compose %v: %v", args, err)
+	}
+	return out.String(), 0
+}
+
 // TestProjectsDockerComposeCreated (issue 17): a project docker compose
 // created straight on dockerd is the same project to cornus — ps lists
 // it, logs read it, down removes its containers and network — and a

@@ -91,18 +91,8 @@ func TestComposeRunLikeDockerCompose(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command(dc, "-p", p.name, "down", "-t", "1").Run() })
 	args := []string{"run", "--rm", "-e", "X=1", "app", "sh", "-c", `echo "$GREETING $X"; echo to-stderr >&2; exit 7`}
 	out, _, code := p.run(append([]string{"compose", "--progress", "quiet"}, args...)...)
-	cmd := exec.Command(dc, append([]string{"--progress", "quiet"}, args...)...)
-	cmd.Dir, cmd.Env = p.dir, p.env
-	var dout strings.Builder
-	cmd.Stdout = &dout
-	err := cmd.Run()
-	dcode := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		dcode = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("docker compose run: %v", err)
-	}
-	if out != dout.String() || code != dcode {
-		t.Fatalf("cornus: exit %d, stdout %q; docker compose: exit %d, stdout %q", code, out, dcode, dout.String())
+	dout, dcode := runDockerCompose(t, dc, p, append([]string{"--progress", "quiet"}, args...)...)
+	if out != dout || code != dcode {
+		t.Fatalf("cornus: exit %d, stdout %q; docker compose: exit %d, stdout %q", code, out, dcode, dout)
 	}
 }

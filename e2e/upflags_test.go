@@ -169,20 +169,10 @@ func TestUpAbortLikeDockerCompose(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command(dc, "-p", p.name, "down", "-t", "1").Run() })
 	for _, args := range [][]string{{"up", "--abort-on-container-exit"}, {"up", "--exit-code-from", "slow"}, {"up", "--exit-code-from", "quick"}} {
 		out, _, code := p.run(append([]string{"compose", "--progress", "quiet"}, args...)...)
-		cmd := exec.Command(dc, append([]string{"--progress", "quiet"}, args...)...)
-		cmd.Dir, cmd.Env = p.dir, p.env
-		var dout strings.Builder
-		cmd.Stdout = &dout
-		err := cmd.Run()
-		dcode := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			dcode = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("docker compose %v: %v", args, err)
-		}
-		if code != dcode || said(out) != said(dout.String()) {
+		dout, dcode := runDockerCompose(t, dc, p, append([]string{"--progress", "quiet"}, args...)...)
+		if code != dcode || said(out) != said(dout) {
 			t.Fatalf("%v: cornus exit %d, said %q; docker compose exit %d, said %q\ncornus:\n%s\ndocker compose:\n%s",
-				args, code, said(out), dcode, said(dout.String()), out, dout.String())
+				args, code, said(out), dcode, said(dout), out, dout)
 		}
 		_ = exec.Command(dc, "-p", p.name, "down", "-t", "1").Run()
 	}

@@ -1,15 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cornus-dev/cornus/backends/backendtest"
 )
 
 const watchCompose = `services:
@@ -53,7 +53,7 @@ func TestComposeWatch(t *testing.T) {
 		writeFile(t, filepath.Join(p.dir, "src", "first.txt"), "first\n")
 		cmd := exec.Command(cornusBin, "compose", "watch")
 		cmd.Dir, cmd.Env = p.dir, p.env
-		var out lockedBuffer
+		var out backendtest.LockedBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -111,22 +111,4 @@ func TestComposeWatch(t *testing.T) {
 			t.Fatalf("after the watch ended, running: %v (before: %s)\n%s", got, before, out.String())
 		}
 	})
-}
-
-// lockedBuffer is a bytes.Buffer two goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -334,7 +334,7 @@ func attachCase(x *env) {
 	ctx, cancel := context.WithCancel(x.ctx)
 	defer cancel()
 	in, typed := io.Pipe()
-	var out lockedBuffer
+	var out LockedBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- at.Attach(ctx, x.one("app").ID, backends.AttachOptions{Stdin: in, Stdout: &out, Stderr: &out, Stream: true})
@@ -356,19 +356,20 @@ func attachCase(x *env) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
-type lockedBuffer struct {
+// LockedBuffer is a bytes.Buffer safe for one writer and one reader (a
+// process's output read while it runs).
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
