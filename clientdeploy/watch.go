@@ -182,13 +182,12 @@ func (w *watched) flush(ctx context.Context, eng Engine, project string, o Watch
 	}
 	if syncs {
 		fmt.Fprintf(o.Out, "Syncing service %q after %d changes were detected\n", w.service, n)
-		if err := w.sync(ctx, eng, project); err != nil {
+		if err := w.sync(ctx, eng, project, w.pending); err != nil {
 			return err
 		}
 	}
 	if restart {
-		fmt.Fprintf(o.Out, "Restarting service %q after changes were detected\n", w.service)
-		if err := eng.Restart(ctx, project, engine.LifecycleOptions{Services: []string{w.service}}); err != nil {
+		if err := w.restart(ctx, eng, project, o.Out); err != nil {
 			return err
 		}
 	}
@@ -202,16 +201,60 @@ func (w *watched) flush(ctx context.Context, eng Engine, project string, o Watch
 	return nil
 }
 
-// sync copies the sync rules' changed files into every replica, then
-// removes their gone files there.
-func (w *watched) sync(ctx context.Context, eng Engine, project string) error {
+// restart restarts the service. Where that replaces its containers (a
+// Deployment's pods on kubernetes), what the sync rules copied went with
+// them: their whole trees are copied into the new ones.
+func (w *watched) restart(ctx context.Context, eng Engine, project string, out io.Writer) error {
+	fmt.Fprintf(out, "Restarting service %q after changes were detected\n", w.service)
+	before, err := w.containerIDs(ctx, eng, project)
+	if err != nil {
+		return err
+	}
+	if err := eng.Restart(ctx, project, engine.LifecycleOptions{Services: []string{w.service}}); err != nil {
+		return err
+	}
+	after, err := w.containerIDs(ctx, eng, project)
+	if err != nil || slices.Equal(before, after) {
+		return err
+	}
+	all := make([]map[string]bool, len(w.rules))
+	for i, rf := range w.rules {
+		all[i] = map[string]bool{}
+		for _, rel := range rf.all() {
+			all[i][rel] = true
+		}
+	}
+	return w.sync(ctx, eng, project, all)
+}
+
+// containerIDs tell the service's containers apart from any that
+// replace them.
+func (w *watched) containerIDs(ctx context.Context, eng Engine, project string) ([]string, error) {
+	cs, err := eng.PS(ctx, project, engine.PSOptions{Services: []string{w.service}})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		// A replaced replica may keep its ID (a Deployment's slot), not
+		// its creation time.
+		ids = append(ids, c.ID+"@"+c.Created.String())
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// sync copies the sync rules' changed files (changes: per rule, true for
+// written, false for gone) into every replica, then removes the gone
+// ones there.
+func (w *watched) sync(ctx context.Context, eng Engine, project string, changes []map[string]bool) error {
 	files := map[string]string{} // name in the tar (from /) → local path
 	var gone []string
 	for i, rf := range w.rules {
 		if !rf.rule.Syncs() {
 			continue
 		}
-		for rel, present := range w.pending[i] {
+		for rel, present := range changes[i] {
 			target := path.Join(rf.rule.Target, rel)
 			local := filepath.Join(rf.rule.Path, filepath.FromSlash(rel))
 			if present && exists(local) {
