@@ -48,19 +48,22 @@ func newRuleFiles(r spec.WatchRule) (*ruleFiles, error) {
 	return rf, err
 }
 
-// selects reports whether the rule watches rel.
-func (rf *ruleFiles) selects(rel string) bool {
+// ignored reports whether the rule's ignore patterns leave rel out.
+func (rf *ruleFiles) ignored(rel string) bool {
 	if rel == "." {
-		return true
-	}
-	if ok, _ := rf.ignore.MatchesOrParentMatches(rel); ok {
 		return false
 	}
-	if rf.include == nil {
-		return true
+	ok, _ := rf.ignore.MatchesOrParentMatches(rel)
+	return ok
+}
+
+// selects reports whether the rule watches the file rel.
+func (rf *ruleFiles) selects(rel string) bool {
+	if rel == "." || rf.include == nil {
+		return !rf.ignored(rel)
 	}
 	ok, _ := rf.include.MatchesOrParentMatches(rel)
-	return ok
+	return ok && !rf.ignored(rel)
 }
 
 // scan lists the rule's files now; a missing path is an empty tree.
@@ -78,13 +81,14 @@ func (rf *ruleFiles) scan() (map[string]fileState, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if !rf.selects(rel) {
-			if d.IsDir() {
+		if d.IsDir() {
+			// Included files may lie below a directory no include names.
+			if rf.ignored(rel) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.IsDir() {
+		if !rf.selects(rel) {
 			return nil
 		}
 		fi, err := d.Info()
