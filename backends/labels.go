@@ -26,6 +26,11 @@ const (
 	ComposeVolume     = "com.docker.compose.volume"
 	ComposeDependsOn  = "com.docker.compose.depends_on"
 	ComposeVersion    = "com.docker.compose.version"
+	// ComposeConfigFiles and ComposeWorkingDir are the Compose files a
+	// project was loaded from (comma-separated) and its directory, on the
+	// machine that loaded them.
+	ComposeConfigFiles = "com.docker.compose.project.config_files"
+	ComposeWorkingDir  = "com.docker.compose.project.working_dir"
 )
 
 // LabelWorkload marks a container that is a replica of a workload (a

@@ -2,14 +2,15 @@ package e2e
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestComposeLs: `compose ls` (issue 26) lists running projects with
-// their containers' states, all of them with -a, names with -q, as JSON
-// with --format json, narrowed by --filter name=; through a server only
-// the tenant's own.
+// their containers' states and Compose files, all of them with -a, names
+// with -q, as JSON with --format json, narrowed by --filter name=;
+// through a server only the tenant's own.
 func TestComposeLs(t *testing.T) {
 	daemon(t)
 	loadImage(t)
@@ -24,9 +25,10 @@ func TestComposeLs(t *testing.T) {
 		if out := p.must("compose", "ls", "-q"); strings.Contains(out, p.name) {
 			t.Fatalf("ls without -a lists a stopped project:\n%s", out)
 		}
-		var rows []struct{ Name, Status string }
+		var rows []struct{ Name, Status, ConfigFiles string }
 		out := p.must("compose", "ls", "-a", "--format", "json", "--filter", "name="+p.name)
-		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Name != p.name || rows[0].Status != "exited(1)" {
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Name != p.name || rows[0].Status != "exited(1)" ||
+			rows[0].ConfigFiles != filepath.Join(p.dir, "compose.yaml") {
 			t.Fatalf("ls -a --format json: %v\n%s", err, out)
 		}
 	})

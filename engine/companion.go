@@ -106,7 +106,7 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 	appName := containerName(p.Name, a, replica)
 	comp, app := splitNetns(att.Companion, a)
 	name := appName + "-caretaker"
-	labels := containerLabels(p.Name, comp, replica, hash)
+	labels := containerLabels(p, comp, replica, hash)
 	labels[LabelCompanionOf] = appName
 	if len(att.Volumes) > 0 {
 		labels[LabelCompanionVolumes] = strings.Join(att.Volumes, ",")
@@ -166,7 +166,7 @@ func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replic
 		defer cancel()
 		_ = e.removeVolumeList(rmCtx, att.Volumes)
 	}
-	labels := containerLabels(p.Name, att.Companion, replica, hash)
+	labels := containerLabels(p, att.Companion, replica, hash)
 	labels[LabelCompanionOf] = appName
 	cs, err := backends.Resolve(backends.ResolveInput{Project: p.Name, App: att.Companion, Replica: replica, Name: name, Labels: labels})
 	if err != nil {

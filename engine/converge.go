@@ -190,7 +190,7 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 	// (connecting networks, copying files) fails, and names the container.
 	cs, err := backends.Resolve(backends.ResolveInput{
 		Project: p.Name, App: a, Replica: replica, Name: name,
-		Labels:   containerLabels(p.Name, a, replica, hash),
+		Labels:   containerLabels(p, a, replica, hash),
 		Networks: p.Networks, Volumes: p.Volumes, Files: files,
 		Services: refs, JoinNetwork: j.netns,
 	})

@@ -113,7 +113,7 @@ func TestConfigHash(t *testing.T) {
 // TestContainerLabels: identity labels for cornus and docker compose.
 func TestContainerLabels(t *testing.T) {
 	a := spec.App{Name: "api", DependsOn: map[string]spec.Dependency{"db": {Condition: spec.ConditionHealthy, Restart: true}}}
-	l := containerLabels("shop", a, 2, "h")
+	l := containerLabels(spec.Project{Name: "shop"}, a, 2, "h")
 	for k, v := range map[string]string{
 		backends.LabelProject: "shop", backends.LabelApp: "api", backends.LabelReplica: "2", backends.LabelConfigHash: "h",
 		backends.LabelDependsOn: "db", backends.ComposeProject: "shop", backends.ComposeService: "api",

@@ -13,8 +13,11 @@ import (
 // ProjectStatus is a project as compose ls lists it: its containers'
 // states, counted.
 type ProjectStatus struct {
-	Name   string         `json:"name"`
-	States map[string]int `json:"states"`
+	Name   string
+	States map[string]int
+	// ConfigFiles are the Compose files it was loaded from, as its
+	// containers' label says (comma-separated; "" when none does).
+	ConfigFiles string
 }
 
 // Status is docker compose ls's: each state with its count, by name
@@ -45,6 +48,9 @@ func ProjectsOf(cs []backends.Container, all bool) []ProjectStatus {
 			byName[name] = p
 		}
 		p.States[string(c.State)]++
+		if p.ConfigFiles == "" {
+			p.ConfigFiles = c.Labels[backends.ComposeConfigFiles]
+		}
 	}
 	out := []ProjectStatus{}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {

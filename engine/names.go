@@ -35,7 +35,8 @@ func appLabels(project, app string) map[string]string {
 }
 
 // containerLabels identify a replica, for cornus and for docker compose.
-func containerLabels(project string, a spec.App, replica int, hash string) map[string]string {
+func containerLabels(p spec.Project, a spec.App, replica int, hash string) map[string]string {
+	project := p.Name
 	deps := sortedDeps(a)
 	var composeDeps []string
 	for _, d := range deps {
@@ -55,6 +56,10 @@ func containerLabels(project string, a spec.App, replica int, hash string) map[s
 		backends.ComposeConfigHash: hash,
 		backends.ComposeDependsOn:  strings.Join(composeDeps, ","),
 		backends.ComposeVersion:    "cornus-" + buildinfo.Version(),
+	}
+	if len(p.ConfigFiles) > 0 {
+		l[backends.ComposeConfigFiles] = strings.Join(p.ConfigFiles, ",")
+		l[backends.ComposeWorkingDir] = p.WorkingDir
 	}
 	if a.StopGracePeriod != nil {
 		l[backends.LabelStopGrace] = strconv.FormatFloat(a.StopGracePeriod.Std().Seconds(), 'f', -1, 64)

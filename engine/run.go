@@ -140,7 +140,7 @@ func (e *Engine) createOneoff(ctx context.Context, p spec.Project, a spec.App, o
 		return backends.Container{}, err
 	}
 	a = j.app
-	labels := containerLabels(p.Name, a, 1, "")
+	labels := containerLabels(p, a, 1, "")
 	labels[backends.ComposeOneoff], labels[backends.LabelOneoff] = "True", "true"
 	maps.DeleteFunc(labels, func(k, _ string) bool { return k == backends.LabelConfigHash || k == backends.ComposeConfigHash })
 	cs, err := backends.Resolve(backends.ResolveInput{

@@ -36,7 +36,7 @@ func (e *Engine) asWorkload(ctx context.Context, p spec.Project, a spec.App, has
 	}
 	tmpl, err := backends.Resolve(backends.ResolveInput{
 		Project: p.Name, App: a, Replica: 1, Name: containerName(p.Name, a, 1),
-		Labels:   containerLabels(p.Name, a, 1, hash),
+		Labels:   containerLabels(p, a, 1, hash),
 		Networks: p.Networks, Volumes: p.Volumes, Files: files, Services: refs,
 	})
 	if err != nil {

@@ -66,6 +66,7 @@ func Compose(ctx context.Context, o compose.Options) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", describeFiles(lr.Project.ComposeFiles, o.Devcontainer), err)
 	}
 	p, warns := translate.Translate(lr.Project)
+	p.ConfigFiles, p.WorkingDir = lr.Project.ComposeFiles, lr.Project.WorkingDir
 	warns = append(lr.Warnings, warns...)
 	translate.SortWarnings(warns)
 	if err := p.Validate(); err != nil {

@@ -430,7 +430,7 @@ func (s *Server) listProjects(w http.ResponseWriter, r *http.Request, id identit
 			}
 		}
 		for _, st := range engine.ProjectsOf(cs, true) {
-			pr.States = st.States
+			pr.States, pr.ConfigFiles = st.States, st.ConfigFiles
 		}
 		pr.Session, pr.Detached = s.sessions.of(name)
 		out = append(out, pr)

@@ -23,8 +23,10 @@ func (p Project) EncodeYAML() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// EncodeJSON renders the project as indented JSON.
+// EncodeJSON renders the project as indented JSON, as EncodeYAML does
+// (without where it was loaded from).
 func (p Project) EncodeJSON() ([]byte, error) {
+	p.ConfigFiles, p.WorkingDir = nil, ""
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode spec: %w", err)

@@ -7,6 +7,11 @@ type Project struct {
 	Services map[string]App     `yaml:"services" json:"services"`
 	Networks map[string]Network `yaml:"networks,omitempty" json:"networks,omitempty"`
 	Volumes  map[string]Volume  `yaml:"volumes,omitempty" json:"volumes,omitempty"`
+	// ConfigFiles and WorkingDir are the Compose files the project was
+	// loaded from and its directory, on the machine that loaded them:
+	// labels for compose ls, never read as paths.
+	ConfigFiles []string `yaml:"-" json:"configFiles,omitempty"`
+	WorkingDir  string   `yaml:"-" json:"workingDir,omitempty"`
 }
 
 // RegistryAuth is a credential for one registry host.

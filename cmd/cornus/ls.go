@@ -63,8 +63,7 @@ func lsFilter(filters []string) (string, error) {
 	return name, nil
 }
 
-// printProjects writes ls's table, JSON or names. CONFIG FILES is empty:
-// cornus does not record which files made a project.
+// printProjects writes ls's table, JSON or names.
 func printProjects(s streams, ps []engine.ProjectStatus, format string, quiet bool) error {
 	switch {
 	case quiet:
@@ -76,7 +75,7 @@ func printProjects(s streams, ps []engine.ProjectStatus, format string, quiet bo
 		type row struct{ Name, Status, ConfigFiles string }
 		rows := []row{}
 		for _, p := range ps {
-			rows = append(rows, row{Name: p.Name, Status: p.Status()})
+			rows = append(rows, row{Name: p.Name, Status: p.Status(), ConfigFiles: p.ConfigFiles})
 		}
 		return json.NewEncoder(s.Out).Encode(rows)
 	case format != "table":
@@ -85,7 +84,7 @@ func printProjects(s streams, ps []engine.ProjectStatus, format string, quiet bo
 	tw := tabwriter.NewWriter(s.Out, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tCONFIG FILES")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t\n", p.Name, p.Status())
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Status(), p.ConfigFiles)
 	}
 	return tw.Flush()
 }

@@ -57,6 +57,7 @@ func fullApp() spec.App {
 		Logging:      &spec.Logging{Driver: "json-file", Options: map[string]string{"max-size": "1m"}},
 		Egress:       &spec.Egress{},
 		Devcontainer: &spec.Devcontainer{WorkspaceFolder: "/ws"},
+		Watch:        []spec.WatchRule{{Path: "/src", Action: spec.WatchSync, Target: "/app"}},
 	}
 }
 
@@ -81,6 +82,7 @@ var notMapped = map[string]string{
 	"DependsOn":     "engine",
 	"Hooks":         "engine",
 	"Devcontainer":  "engine",
+	"Watch":         "compose watch, on the client",
 	"Secrets":       "engine resolves them into ContainerSpec.Files",
 	"Configs":       "engine resolves them into ContainerSpec.Files",
 	"Egress":        "declared gap",

@@ -179,6 +179,8 @@ type Project struct {
 	States   map[string]int `json:"states,omitempty"`
 	Session  string         `json:"session,omitempty"`
 	Detached bool           `json:"detached,omitempty"`
+	// ConfigFiles are the Compose files the client loaded it from.
+	ConfigFiles string `json:"configFiles,omitempty"`
 }
 
 // Frame is one line of a streamed answer (application/x-ndjson): progress

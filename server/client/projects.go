@@ -197,7 +197,7 @@ func (p *Projects) Projects(ctx context.Context, all bool) ([]engine.ProjectStat
 		if pr.Containers == 0 {
 			continue // claimed, with nothing in it (volumes at most)
 		}
-		st := engine.ProjectStatus{Name: pr.Name, States: pr.States}
+		st := engine.ProjectStatus{Name: pr.Name, States: pr.States, ConfigFiles: pr.ConfigFiles}
 		if st.States == nil {
 			st.States = map[string]int{}
 		}
