@@ -266,19 +266,23 @@ func socksGet(t *testing.T, proxy, host string, port int) string {
 	return string(body)
 }
 
-// eachWay runs f twice, as subtests: with env empty (the lane's backend
-// here) and with srv's (through the server).
+// eachWay runs f twice at once, as subtests of "both": with env empty (the
+// lane's backend here) and with srv's (through the server). Each makes a
+// project of its own; what follows eachWay runs once both are done.
 func eachWay(t *testing.T, srv *served, f func(t *testing.T, env []string)) {
 	t.Helper()
-	for _, where := range []string{"local", "server"} {
-		t.Run(where, func(t *testing.T) {
-			var env []string
-			if where == "server" {
-				env = srv.env()
-			}
-			f(t, env)
-		})
-	}
+	t.Run("both", func(t *testing.T) {
+		for _, where := range []string{"local", "server"} {
+			t.Run(where, func(t *testing.T) {
+				t.Parallel()
+				var env []string
+				if where == "server" {
+					env = srv.env()
+				}
+				f(t, env)
+			})
+		}
+	})
 }
 
 // refusedWithout reports whether b lacks feature, after checking that
