@@ -109,14 +109,14 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 
 // convergeAsWorkload converges a as a workload where it runs as one
 // (done). A workload starts when applied and changes when updated: under
-// --no-start or --no-recreate one already there is left as it is, and
-// other replicas are containers of their own (which a plain up replaces
-// by the workload).
+// --no-start or --no-recreate one already there is left as it is (with
+// --no-start --force-recreate it is replaced), and other replicas are
+// containers of their own (which a plain up replaces by the workload).
 func (e *Engine) convergeAsWorkload(ctx context.Context, p spec.Project, a spec.App, existing []backends.Container, co convergeOptions,
 	hash string, files []backends.File, refs map[string]string) (res converged, done bool, err error) {
 	if co.noStart || co.keep && len(existing) > 0 {
-		if !slices.ContainsFunc(existing, isWorkload) {
-			return converged{}, false, nil
+		if !slices.ContainsFunc(existing, isWorkload) || co.noStart && co.force {
+			return converged{}, false, nil // replica by replica (dropWorkload removes the workload)
 		}
 		e.progressOf(ctx).Event(progress.Event{Kind: "Service", ID: a.Name, Status: "Running", Done: true})
 		return converged{}, true, nil
