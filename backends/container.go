@@ -3,6 +3,7 @@ package backends
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,12 @@ func (c Container) App() string { return c.label(LabelApp, ComposeService) }
 
 // Replica is the replica number label.
 func (c Container) Replica() string { return c.label(LabelReplica, ComposeNumber) }
+
+// ReplicaNumber is Replica as a number (0 when unlabelled).
+func (c Container) ReplicaNumber() int {
+	n, _ := strconv.Atoi(c.Replica())
+	return n
+}
 
 // Oneoff reports a `run` container (not one of the app's replicas).
 func (c Container) Oneoff() bool {

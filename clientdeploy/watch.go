@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"path"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -286,11 +284,7 @@ func (w *watched) sync(ctx context.Context, eng Engine, project string, changes 
 func execOf(h *spec.Hook, out io.Writer) func(ctx context.Context, eng Engine, project string, o engine.ExecOptions) error {
 	return func(ctx context.Context, eng Engine, project string, o engine.ExecOptions) error {
 		var errb bytes.Buffer
-		env := make([]string, 0, len(h.Env))
-		for _, k := range slices.Sorted(maps.Keys(h.Env)) {
-			env = append(env, k+"="+h.Env[k])
-		}
-		o.ExecOptions = backends.ExecOptions{Cmd: h.Command, User: h.User, WorkingDir: h.WorkingDir, Env: env, Stdout: out, Stderr: &errb}
+		o.ExecOptions = backends.ExecOptions{Cmd: h.Command, User: h.User, WorkingDir: h.WorkingDir, Env: h.Environ(), Stdout: out, Stderr: &errb}
 		code, err := eng.Exec(ctx, project, o)
 		if err == nil && code != 0 {
 			err = fmt.Errorf("%s exited with code %d: %s", strings.Join(h.Command, " "), code, strings.TrimSpace(errb.String()))
@@ -309,8 +303,7 @@ func (w *watched) each(ctx context.Context, eng Engine, project string, do func(
 		if c.Oneoff() || !c.Running() {
 			continue
 		}
-		idx, _ := strconv.Atoi(c.Replica())
-		if err := do(ctx, eng, project, engine.ExecOptions{Service: w.service, Index: idx}); err != nil {
+		if err := do(ctx, eng, project, engine.ExecOptions{Service: w.service, Index: c.ReplicaNumber()}); err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -54,7 +52,7 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 	var extra []backends.Container
 	n := a.ReplicaCount()
 	for _, c := range existing {
-		r, _ := strconv.Atoi(c.Replica())
+		r := c.ReplicaNumber()
 		if _, dup := byReplica[r]; dup || r < 1 || r > n {
 			extra = append(extra, c)
 			continue
@@ -277,12 +275,8 @@ func (e *Engine) runHooks(ctx context.Context, id, name, event string, hooks []s
 	_, unprivileged := e.caps.Gap("hooks.privileged")
 	for i, h := range hooks {
 		var out strings.Builder
-		env := make([]string, 0, len(h.Env))
-		for _, k := range sortedKeys(h.Env) {
-			env = append(env, k+"="+h.Env[k])
-		}
 		code, err := e.b.Exec(ctx, id, backends.ExecOptions{
-			Cmd: h.Command, Env: env, User: h.User, WorkingDir: h.WorkingDir, Privileged: h.Privileged && !unprivileged,
+			Cmd: h.Command, Env: h.Environ(), User: h.User, WorkingDir: h.WorkingDir, Privileged: h.Privileged && !unprivileged,
 			Stdout: &out, Stderr: &out,
 		})
 		label := h.Name
@@ -326,13 +320,4 @@ func (e *Engine) remove(ctx context.Context, c backends.Container, volumes bool)
 	}
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Removed", Done: true})
 	return e.removeCompanion(ctx, c)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 
 	"github.com/cornus-dev/cornus/backends"
 )
@@ -28,10 +27,9 @@ func (e *Engine) copyTargets(ctx context.Context, project string, o CopyOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	replica := func(c backends.Container) int { n, _ := strconv.Atoi(c.Replica()); return n }
-	slices.SortFunc(cs, func(a, b backends.Container) int { return replica(a) - replica(b) })
+	slices.SortFunc(cs, func(a, b backends.Container) int { return a.ReplicaNumber() - b.ReplicaNumber() })
 	if o.Index > 0 {
-		cs = slices.DeleteFunc(cs, func(c backends.Container) bool { return replica(c) != o.Index })
+		cs = slices.DeleteFunc(cs, func(c backends.Container) bool { return c.ReplicaNumber() != o.Index })
 	}
 	if len(cs) == 0 {
 		if o.Index > 0 {

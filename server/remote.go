@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"strconv"
 	"sync"
 
 	"github.com/containerd/errdefs"
@@ -133,8 +132,7 @@ func (s *Server) openToReplica(ctx context.Context, project, service string, ind
 	if err != nil {
 		return nil, err
 	}
-	n, _ := strconv.Atoi(c.Replica())
-	mux := s.relays.get(replicaKey{project, c.App(), n})
+	mux := s.relays.get(replicaKey{project, c.App(), c.ReplicaNumber()})
 	if mux == nil {
 		return nil, fmt.Errorf("%w: %s has no caretaker companion connected (remote mode reaches replicas through it)", errdefs.ErrUnavailable, c.Name)
 	}

@@ -1,5 +1,10 @@
 package spec
 
+import (
+	"maps"
+	"slices"
+)
+
 // Project is a set of apps deployed together, plus the networks and volumes
 // they share. It is the unit the engine applies and tears down.
 type Project struct {
@@ -285,6 +290,15 @@ type Hook struct {
 	WorkingDir string            `yaml:"workingDir,omitempty" json:"workingDir,omitempty"`
 	Env        map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 	Privileged bool              `yaml:"privileged,omitempty" json:"privileged,omitempty"`
+}
+
+// Environ is the hook's environment as KEY=VALUE pairs, by key.
+func (h Hook) Environ() []string {
+	env := make([]string, 0, len(h.Env))
+	for _, k := range slices.Sorted(maps.Keys(h.Env)) {
+		env = append(env, k+"="+h.Env[k])
+	}
+	return env
 }
 
 // Devcontainer keeps what devcontainer.json says about the development
