@@ -33,6 +33,8 @@ const (
 	FeaturePause    Feature = "pause"    // Pauser
 	FeatureAttach   Feature = "attach"   // Attacher
 	FeatureCopy     Feature = "copy"     // Copier
+	FeatureExport   Feature = "export"   // Exporter
+	FeatureCommit   Feature = "commit"   // Committer
 	FeatureTop      Feature = "top"      // ProcessLister
 	FeatureRename   Feature = "rename"   // Renamer
 	FeatureEvents   Feature = "events"   // EventSource
@@ -63,6 +65,8 @@ var optional = []struct {
 	{FeaturePause, reflect.TypeFor[Pauser]()},
 	{FeatureAttach, reflect.TypeFor[Attacher]()},
 	{FeatureCopy, reflect.TypeFor[Copier]()},
+	{FeatureExport, reflect.TypeFor[Exporter]()},
+	{FeatureCommit, reflect.TypeFor[Committer]()},
 	{FeatureTop, reflect.TypeFor[ProcessLister]()},
 	{FeatureRename, reflect.TypeFor[Renamer]()},
 	{FeatureEvents, reflect.TypeFor[EventSource]()},
@@ -220,6 +224,31 @@ type Copier interface {
 	// CopyTo extracts a tar into the directory dir.
 	CopyTo(ctx context.Context, id, dir string, tar io.Reader) error
 	StatPath(ctx context.Context, id, path string) (PathStat, error)
+}
+
+// Exporter writes a container's whole filesystem as one tar (docker
+// export): the image's layers and the container's changes, no volumes.
+type Exporter interface {
+	Export(ctx context.Context, id string) (io.ReadCloser, error)
+}
+
+// Committer makes an image of a container: its image and its changes
+// (docker commit).
+type Committer interface {
+	// Commit returns the new image's ID.
+	Commit(ctx context.Context, id string, o CommitOptions) (string, error)
+}
+
+// CommitOptions are docker commit's: the new image's reference (none: an
+// untagged image), author, message, Dockerfile instructions applied to
+// its configuration (CMD, ENV, LABEL, ...), and whether the container is
+// paused while its changes are read.
+type CommitOptions struct {
+	Reference string
+	Author    string
+	Message   string
+	Changes   []string
+	NoPause   bool
 }
 
 // ProcessLister lists a container's processes (docker top).

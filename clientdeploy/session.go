@@ -48,6 +48,8 @@ type Engine interface {
 	CopyFrom(ctx context.Context, project string, o engine.CopyOptions, path string) (io.ReadCloser, backends.PathStat, error)
 	StatPath(ctx context.Context, project string, o engine.CopyOptions, path string) (backends.PathStat, error)
 	CopyTo(ctx context.Context, project string, o engine.CopyOptions, dir string, open func() (io.ReadCloser, error)) error
+	Export(ctx context.Context, project string, o engine.CopyOptions) (io.ReadCloser, error)
+	Commit(ctx context.Context, project string, o engine.CopyOptions, c backends.CommitOptions) (string, error)
 	Volumes(ctx context.Context, project string) ([]backends.Volume, error)
 	Pull(ctx context.Context, p spec.Project, o engine.PullOptions) error
 	Warnings(p spec.Project) []spec.Warning

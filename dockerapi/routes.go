@@ -36,6 +36,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /containers/{id}/archive", s.archiveGet)
 	m.HandleFunc("HEAD /containers/{id}/archive", s.archiveHead)
 	m.HandleFunc("PUT /containers/{id}/archive", s.archivePut)
+	m.HandleFunc("GET /containers/{id}/export", s.containerExport)
+	m.HandleFunc("POST /commit", s.commit)
 	// exec
 	m.HandleFunc("POST /containers/{id}/exec", s.execCreate)
 	m.HandleFunc("POST /exec/{id}/start", s.execStart)

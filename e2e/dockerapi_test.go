@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -221,6 +222,7 @@ func dockerCLIScenario(p *proxy) {
 	if b, _ := os.ReadFile(dst); string(b) != "via-proxy\n" {
 		t.Errorf("after cp out: %q", b)
 	}
+	exportCommitScenario(p, docker, name)
 	since := time.Now().Add(-time.Minute).Unix()
 	// A backend without pause (kubernetes) says so instead.
 	canPause := daemon(t).Capabilities().Has(backends.FeaturePause)
@@ -444,5 +446,37 @@ func waitHTTP(t *testing.T, addr, want string) {
 			t.Fatalf("GET %s: %v %q", addr, err, body)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// exportCommitScenario: docker export and docker commit through the
+// proxy, or their refusal by name on a backend without them.
+func exportCommitScenario(p *proxy, docker, name string) {
+	t := p.t
+	caps := daemon(t).Capabilities()
+	tarFile := filepath.Join(p.dir, "export.tar")
+	out, code := p.run("", docker, "export", "-o", tarFile, name)
+	if caps.Has(backends.FeatureExport) {
+		data, err := os.ReadFile(tarFile)
+		if names := tarNames(t, string(data)); code != 0 || err != nil || !slices.Contains(names, "w/index.html") {
+			t.Errorf("docker export: exit %d %v, w/index.html not among %d entries: %s", code, err, len(names), out)
+		}
+	} else if code == 0 || !strings.Contains(out, "export is not supported") {
+		t.Errorf("docker export on a backend without export: exit %d: %s", code, out)
+	}
+	ref := "cornus-test/proxy-commit-" + name + ":1"
+	out, code = p.run("", docker, "commit", "-c", "ENV COMMITTED=yes", name, ref)
+	if !caps.Has(backends.FeatureCommit) {
+		if code == 0 || !strings.Contains(out, "commit is not supported") {
+			t.Errorf("docker commit on a backend without commit: exit %d: %s", code, out)
+		}
+		return
+	}
+	t.Cleanup(func() { p.run("", docker, "rmi", ref) })
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "sha256:") {
+		t.Errorf("docker commit: exit %d: %s", code, out)
+	}
+	if env := p.must("", docker, "image", "inspect", "-f", "{{json .Config.Env}}", ref); !strings.Contains(env, "COMMITTED=yes") {
+		t.Errorf("the committed image's env: %s", env)
 	}
 }

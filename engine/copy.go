@@ -9,9 +9,10 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 )
 
-// CopyOptions pick the containers of a compose cp: replica Index of
-// Service, else the first replica to copy from and every replica to copy
-// to (docker compose's choice).
+// CopyOptions pick the containers of a compose cp, export or commit:
+// replica Index of Service, else the first replica to copy from (or to
+// export or commit) and every replica to copy to (docker compose's
+// choice).
 type CopyOptions struct {
 	Service string
 	Index   int // 1-based; 0: as above
@@ -23,9 +24,16 @@ func (e *Engine) copyTargets(ctx context.Context, project string, o CopyOptions)
 	if err != nil {
 		return nil, nil, err
 	}
+	cs, err := e.replicas(ctx, project, o)
+	return cp, cs, err
+}
+
+// replicas are the containers of o.Service, lowest replica first, or
+// replica o.Index alone; an error when there is none.
+func (e *Engine) replicas(ctx context.Context, project string, o CopyOptions) ([]backends.Container, error) {
 	cs, err := e.selected(ctx, project, []string{o.Service}, true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	slices.SortFunc(cs, func(a, b backends.Container) int { return a.ReplicaNumber() - b.ReplicaNumber() })
 	if o.Index > 0 {
@@ -33,11 +41,11 @@ func (e *Engine) copyTargets(ctx context.Context, project string, o CopyOptions)
 	}
 	if len(cs) == 0 {
 		if o.Index > 0 {
-			return nil, nil, fmt.Errorf("service %s has no container %d in project %s", o.Service, o.Index, project)
+			return nil, fmt.Errorf("service %s has no container %d in project %s", o.Service, o.Index, project)
 		}
-		return nil, nil, fmt.Errorf("service %s has no container in project %s: is it up?", o.Service, project)
+		return nil, fmt.Errorf("service %s has no container in project %s: is it up?", o.Service, project)
 	}
-	return cp, cs, nil
+	return cs, nil
 }
 
 // CopyFrom returns a tar of path in the container o names (its root

@@ -21,20 +21,37 @@ const maxCopyBody = 8 << 30
 
 // copyTarget is a compose cp's ?service=, ?index= and ?path=.
 func copyTarget(r *http.Request) (engine.CopyOptions, string, error) {
+	p := r.URL.Query().Get("path")
+	if p == "" {
+		return engine.CopyOptions{}, "", fmt.Errorf("%w: cp needs ?service= and ?path=", errdefs.ErrInvalidArgument)
+	}
+	o, err := serviceTarget(r)
+	return o, p, err
+}
+
+// serviceTarget is ?service= and ?index=: one service's containers, or
+// one of them.
+func serviceTarget(r *http.Request) (engine.CopyOptions, error) {
 	q := r.URL.Query()
 	o := engine.CopyOptions{Service: q.Get("service")}
-	p := q.Get("path")
-	if o.Service == "" || p == "" {
-		return o, "", fmt.Errorf("%w: cp needs ?service= and ?path=", errdefs.ErrInvalidArgument)
+	if o.Service == "" {
+		return o, fmt.Errorf("%w: want ?service=", errdefs.ErrInvalidArgument)
 	}
-	if v := q.Get("index"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return o, "", fmt.Errorf("%w: index %q: want a replica number from 1", errdefs.ErrInvalidArgument, v)
-		}
-		o.Index = n
+	n, err := replicaIndex(q.Get("index"))
+	o.Index = n
+	return o, err
+}
+
+// replicaIndex reads a replica number from 1 ("" for none: 0).
+func replicaIndex(v string) (int, error) {
+	if v == "" {
+		return 0, nil
 	}
-	return o, p, nil
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: index %q: want a replica number from 1", errdefs.ErrInvalidArgument, v)
+	}
+	return n, nil
 }
 
 func pathStat(st backends.PathStat) api.PathStat {
@@ -70,11 +87,16 @@ func (s *Server) archive(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
-	defer rc.Close()
 	setPathStat(w, st)
+	writeTar(w, rc)
+}
+
+// writeTar answers with the tar rc streams, and closes it.
+func writeTar(w http.ResponseWriter, rc io.ReadCloser) {
+	defer rc.Close()
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(w, rc)
+	_, _ = io.Copy(w, rc) // the client reads a short tar as an error
 }
 
 // archivePut is PUT /v1/projects/{project}/archive: a tar (at most

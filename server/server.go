@@ -224,6 +224,8 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/projects/{project}/stats", h: s.stats, free: freeEmpty},
 		{pattern: "GET /v1/projects/{project}/archive", h: s.archive},
 		{pattern: "PUT /v1/projects/{project}/archive", h: s.archivePut},
+		{pattern: "GET /v1/projects/{project}/export", h: s.export},
+		{pattern: "POST /v1/projects/{project}/commit", h: s.commit},
 		{pattern: "GET /v1/projects/{project}/images", h: s.images, free: freeEmpty},
 		{pattern: "GET /v1/projects/{project}/volumes", h: s.volumes, free: freeEmpty},
 		{pattern: "GET /v1/projects/{project}/exec", h: s.exec},

@@ -105,6 +105,8 @@ func newComposeCmd(s streams) *cobra.Command {
 		newCreateCmd(f, s),
 		newCpCmd(f, s),
 		newVolumesCmd(f, s),
+		newExportCmd(f, s),
+		newCommitCmd(f, s),
 		newPullCmd(f, s),
 		newWatchCmd(f, s),
 		newBuildCmd(f, s),

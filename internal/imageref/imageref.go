@@ -5,6 +5,7 @@
 package imageref
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -48,4 +49,19 @@ func Repo(name string) string {
 		return name
 	}
 	return reference.FamiliarName(n)
+}
+
+// NameTag splits ref into its full name and tag (latest when it has none)
+// for APIs that take them apart (commit's repo and tag); a digest is
+// refused: a commit makes a new image, never one a digest names.
+func NameTag(ref string) (name, tag string, err error) {
+	n, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", "", fmt.Errorf("image reference %q: %w", ref, err)
+	}
+	if _, ok := n.(reference.Digested); ok {
+		return "", "", fmt.Errorf("image reference %q: a digest names an existing image: give REPOSITORY[:TAG]", ref)
+	}
+	t := reference.TagNameOnly(n).(reference.Tagged)
+	return n.Name(), t.Tag(), nil
 }

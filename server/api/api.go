@@ -286,3 +286,20 @@ type Dial struct {
 type DialReply struct {
 	Error *Error `json:"error,omitempty"`
 }
+
+// CommitRequest is POST /v1/projects/{project}/commit: an image made of
+// a service's container (compose commit). The answer is a CommitResult.
+type CommitRequest struct {
+	Service   string   `json:"service"`
+	Index     int      `json:"index,omitempty"`
+	Reference string   `json:"reference,omitempty"`
+	Author    string   `json:"author,omitempty"`
+	Message   string   `json:"message,omitempty"`
+	Changes   []string `json:"changes,omitempty"`
+	NoPause   bool     `json:"noPause,omitempty"`
+}
+
+// CommitResult names the committed image.
+type CommitResult struct {
+	ID string `json:"id"`
+}

@@ -410,3 +410,29 @@ func (p *Projects) Pull(ctx context.Context, sp spec.Project, o engine.PullOptio
 	_, err := p.stream(ctx, projectPath(sp.Name, "pull"), nil, req, nil)
 	return err
 }
+
+// Export returns a tar of a service container's filesystem on the
+// server.
+func (p *Projects) Export(ctx context.Context, project string, o engine.CopyOptions) (io.ReadCloser, error) {
+	q := url.Values{"service": {o.Service}}
+	if o.Index > 0 {
+		q.Set("index", strconv.Itoa(o.Index))
+	}
+	resp, err := p.do(ctx, http.MethodGet, projectPath(project, "export"), q, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// Commit makes an image of a service's container on the server and
+// returns its ID.
+func (p *Projects) Commit(ctx context.Context, project string, o engine.CopyOptions, c backends.CommitOptions) (string, error) {
+	req := api.CommitRequest{Service: o.Service, Index: o.Index, Reference: c.Reference, Author: c.Author,
+		Message: c.Message, Changes: c.Changes, NoPause: c.NoPause}
+	var res api.CommitResult
+	if err := p.call(ctx, http.MethodPost, projectPath(project, "commit"), nil, req, &res); err != nil {
+		return "", err
+	}
+	return res.ID, nil
+}
