@@ -26,6 +26,7 @@ type Feature string
 const (
 	FeatureImages   Feature = "images"   // Images
 	FeaturePull     Feature = "pull"     // Puller
+	FeaturePush     Feature = "push"     // Pusher
 	FeatureNetworks Feature = "networks" // Networks
 	FeatureConnect  Feature = "connect"  // NetworkConnector
 	FeatureKill     Feature = "kill"     // Signaler
@@ -58,6 +59,7 @@ var optional = []struct {
 }{
 	{FeatureImages, reflect.TypeFor[Images]()},
 	{FeaturePull, reflect.TypeFor[Puller]()},
+	{FeaturePush, reflect.TypeFor[Pusher]()},
 	{FeatureNetworks, reflect.TypeFor[Networks]()},
 	{FeatureConnect, reflect.TypeFor[NetworkConnector]()},
 	{FeatureKill, reflect.TypeFor[Signaler]()},
@@ -178,6 +180,14 @@ type Images interface {
 // Puller fetches images from registries.
 type Puller interface {
 	PullImage(ctx context.Context, ref string, progress func(PullProgress)) error
+}
+
+// Pusher sends images to registries.
+type Pusher interface {
+	// PushImage pushes the local image ref to the registry its name
+	// says, with auth alone (zero: anonymous): never credentials of the
+	// runtime's host, which a server's tenant must not borrow.
+	PushImage(ctx context.Context, ref string, auth spec.RegistryAuth, progress func(PullProgress)) error
 }
 
 // Networks are project networks, found again by labels.

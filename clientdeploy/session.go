@@ -52,6 +52,7 @@ type Engine interface {
 	Commit(ctx context.Context, project string, o engine.CopyOptions, c backends.CommitOptions) (string, error)
 	Volumes(ctx context.Context, project string) ([]backends.Volume, error)
 	Pull(ctx context.Context, p spec.Project, o engine.PullOptions) error
+	Push(ctx context.Context, p spec.Project, o engine.PushOptions) error
 	Warnings(p spec.Project) []spec.Warning
 }
 

@@ -32,7 +32,7 @@ func ComposeGlobalFlags() []ComposeFlag {
 // accepts without the word compose. The CLI's tests check this list
 // against the compose command.
 func ComposeVerbs() []string {
-	return []string{"config", "convert", "up", "create", "cp", "build", "down", "ps", "logs", "exec", "run", "start", "stop", "restart", "kill", "pause", "unpause", "rm", "ls", "events", "wait", "stats", "scale", "attach", "images", "top", "port", "volumes", "pull", "watch", "export", "commit"}
+	return []string{"config", "convert", "up", "create", "cp", "build", "down", "ps", "logs", "exec", "run", "start", "stop", "restart", "kill", "pause", "unpause", "rm", "ls", "events", "wait", "stats", "scale", "attach", "images", "top", "port", "volumes", "pull", "watch", "export", "commit", "push"}
 }
 
 // Rewrite turns `docker cornus` shorthands into cornus commands:

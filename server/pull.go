@@ -6,7 +6,6 @@ import (
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/server/api"
-	"github.com/cornus-dev/cornus/spec"
 )
 
 // pull is POST /v1/projects/{project}/pull: the spec admitted as an up's
@@ -26,12 +25,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
-	for _, n := range req.Buildable {
-		if a, ok := p.Services[n]; ok {
-			a.Build = &spec.Build{} // only read as "buildable"
-			p.Services[n] = a
-		}
-	}
+	markBuildable(p, req.Buildable)
 	f := newFrames(w)
 	err = s.e.Pull(progress.WithWriter(r.Context(), f), p, engine.PullOptions{Services: req.Services, IncludeDeps: req.IncludeDeps,
 		IgnoreBuildable: req.IgnoreBuildable, IgnoreFailures: req.IgnoreFailures, Missing: req.Missing})

@@ -237,6 +237,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/events", h: s.events},
 		{pattern: "POST /v1/projects/{project}/build", h: s.build, free: freeServed},
 		{pattern: "POST /v1/projects/{project}/pull", h: s.pull, free: freeServed},
+		{pattern: "POST /v1/projects/{project}/push", h: s.push, free: freeServed},
 		{pattern: "GET /v1/images", h: s.listImages},
 		{pattern: "POST /v1/images/load", h: s.loadImage},
 		{pattern: "GET /v1/relay/{project}", h: s.relay, caretaker: true},

@@ -24,6 +24,9 @@ type RegistryAuth struct {
 	Server   string // host[:port]
 	Username string
 	Password string
+	// IdentityToken is an OAuth refresh token for the registry's token
+	// service, in place of a password (docker login's identity token).
+	IdentityToken string
 }
 
 // App describes one service: an image run as one or more identical replicas.

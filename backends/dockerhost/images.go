@@ -2,6 +2,7 @@ package dockerhost
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +13,11 @@ import (
 
 	"github.com/moby/moby/api/types/image"
 	"github.com/moby/moby/api/types/jsonstream"
+	"github.com/moby/moby/api/types/registry"
 	"github.com/moby/moby/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // InspectImage returns a local image, or an errdefs.NotFound error.
@@ -148,4 +151,23 @@ func decodeMessages(r io.Reader, fn func(jsonstream.Message)) error {
 		}
 		fn(m)
 	}
+}
+
+// PushImage pushes a local image to its registry with auth alone
+// (dockerd reads no logins of its own: the docker CLI sends them).
+func (b *Backend) PushImage(ctx context.Context, ref string, auth spec.RegistryAuth, progress func(backends.PullProgress)) error {
+	var header string
+	if auth != (spec.RegistryAuth{}) {
+		js, err := json.Marshal(registry.AuthConfig{Username: auth.Username, Password: auth.Password, IdentityToken: auth.IdentityToken})
+		if err != nil {
+			return err
+		}
+		header = base64.URLEncoding.EncodeToString(js)
+	}
+	rc, err := b.cli.ImagePush(ctx, ref, client.ImagePushOptions{RegistryAuth: header})
+	if err != nil {
+		return wrap(err, "push image %s", ref)
+	}
+	defer rc.Close()
+	return wrap(decodePull(rc, progress), "push image %s", ref)
 }

@@ -3,6 +3,7 @@ package podman
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/spec"
 )
 
 // imagePath is an image endpoint; podman's routes take the reference
@@ -122,24 +124,7 @@ func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backe
 		return fmt.Errorf("pull image %s: %w", ref, err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
-	for sc.Scan() {
-		var l pullLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			continue
-		}
-		if l.Error != "" {
-			return fmt.Errorf("pull image %s: %s: %w", ref, l.Error, classify(500, l.Error))
-		}
-		if progress != nil && strings.TrimSpace(l.Stream) != "" {
-			progress(backends.PullProgress{Status: strings.TrimSpace(l.Stream)})
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("pull image %s: %w", ref, err)
-	}
-	return nil
+	return readImageStream(resp.Body, "pull", ref, progress)
 }
 
 // qualified names the registry Docker would: Docker Hub for a reference
@@ -189,4 +174,53 @@ func familiar(ref string) string {
 		}
 	}
 	return ref
+}
+
+// PushImage pushes a local image to its registry with auth alone: the
+// login always goes in X-Registry-Auth (empty for none), so the service
+// never falls back to its own auth file.
+func (b *Backend) PushImage(ctx context.Context, ref string, auth spec.RegistryAuth, progress func(backends.PullProgress)) error {
+	full := qualified(ref)
+	js, err := json.Marshal(struct {
+		Username      string `json:"username,omitempty"`
+		Password      string `json:"password,omitempty"`
+		IdentityToken string `json:"identitytoken,omitempty"`
+	}{auth.Username, auth.Password, auth.IdentityToken})
+	if err != nil {
+		return err
+	}
+	q := url.Values{"destination": {full}}
+	if loopbackRegistry(full) {
+		q.Set("tlsVerify", "false")
+	}
+	resp, err := b.cli.do(ctx, request{method: "POST", path: "/images/" + full + "/push", query: q,
+		header: http.Header{"X-Registry-Auth": {base64.URLEncoding.EncodeToString(js)}}})
+	if err != nil {
+		return fmt.Errorf("push image %s: %w", ref, err)
+	}
+	defer resp.Body.Close()
+	return readImageStream(resp.Body, "push", ref, progress)
+}
+
+// readImageStream reads a pull's or push's answer: JSON lines of text
+// (no byte counts) and, on failure, an error line after the 200.
+func readImageStream(r io.Reader, verb, ref string, progress func(backends.PullProgress)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+	for sc.Scan() {
+		var l pullLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			continue
+		}
+		if l.Error != "" {
+			return fmt.Errorf("%s image %s: %s: %w", verb, ref, l.Error, classify(500, l.Error))
+		}
+		if progress != nil && strings.TrimSpace(l.Stream) != "" {
+			progress(backends.PullProgress{Status: strings.TrimSpace(l.Stream)})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s image %s: %w", verb, ref, err)
+	}
+	return nil
 }

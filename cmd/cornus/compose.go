@@ -108,6 +108,7 @@ func newComposeCmd(s streams) *cobra.Command {
 		newExportCmd(f, s),
 		newCommitCmd(f, s),
 		newPullCmd(f, s),
+		newPushCmd(f, s),
 		newWatchCmd(f, s),
 		newBuildCmd(f, s),
 		newDownCmd(f, s),

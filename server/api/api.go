@@ -98,6 +98,27 @@ type PullRequest struct {
 	Missing         bool         `json:"missing,omitempty"`
 }
 
+// PushRequest is POST /v1/projects/{project}/push: push the images of
+// Services (all when empty) of Spec, reduced as a pull's; Logins are
+// the client's registry logins for the hosts they go to, used for this
+// push alone (never the server's own, never stored).
+type PushRequest struct {
+	Spec           spec.Project    `json:"spec"`
+	Buildable      []string        `json:"buildable,omitempty"`
+	Services       []string        `json:"services,omitempty"`
+	IncludeDeps    bool            `json:"includeDeps,omitempty"`
+	IgnoreFailures bool            `json:"ignoreFailures,omitempty"`
+	Logins         []RegistryLogin `json:"logins,omitempty"`
+}
+
+// RegistryLogin is a registry host's login.
+type RegistryLogin struct {
+	Host          string `json:"host"`
+	Username      string `json:"username,omitempty"`
+	Password      string `json:"password,omitempty"`
+	IdentityToken string `json:"identityToken,omitempty"`
+}
+
 // BuildRequest is POST /v1/projects/{project}/build: build the images
 // of Services (all with a build section when empty) of Spec, reading
 // what they need from the client over the request's session (OpBuild

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/reference"
+
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server/api"
@@ -398,16 +400,55 @@ func (p *Projects) Volumes(ctx context.Context, project string) ([]backends.Volu
 // Pull pulls a project's images on the server. Only what a pull reads
 // is sent: no mounts, files or build contexts of this machine.
 func (p *Projects) Pull(ctx context.Context, sp spec.Project, o engine.PullOptions) error {
-	req := api.PullRequest{Spec: spec.Project{Name: sp.Name, Services: map[string]spec.App{}}, Services: o.Services,
+	reduced, buildable := imagesOnly(sp)
+	req := api.PullRequest{Spec: reduced, Buildable: buildable, Services: o.Services,
 		IncludeDeps: o.IncludeDeps, IgnoreBuildable: o.IgnoreBuildable, IgnoreFailures: o.IgnoreFailures, Missing: o.Missing}
+	_, err := p.stream(ctx, projectPath(sp.Name, "pull"), nil, req, nil)
+	return err
+}
+
+// imagesOnly is what a pull or push reads of sp: each service's image,
+// platform and dependencies, and which services have a build section.
+func imagesOnly(sp spec.Project) (reduced spec.Project, buildable []string) {
+	reduced = spec.Project{Name: sp.Name, Services: map[string]spec.App{}}
 	for _, n := range sp.ServiceNames() {
 		a := sp.Services[n]
-		req.Spec.Services[n] = spec.App{Name: n, Image: a.Image, Platform: a.Platform, DependsOn: a.DependsOn}
+		reduced.Services[n] = spec.App{Name: n, Image: a.Image, Platform: a.Platform, DependsOn: a.DependsOn}
 		if a.Build != nil {
-			req.Buildable = append(req.Buildable, n)
+			buildable = append(buildable, n)
 		}
 	}
-	_, err := p.stream(ctx, projectPath(sp.Name, "pull"), nil, req, nil)
+	return reduced, buildable
+}
+
+// Push pushes a project's built images from the server's store. The
+// logins of the registries they go to are looked up here (o.Auth) and
+// sent with the request: the server pushes with those alone.
+func (p *Projects) Push(ctx context.Context, sp spec.Project, o engine.PushOptions) error {
+	reduced, buildable := imagesOnly(sp)
+	req := api.PushRequest{Spec: reduced, Buildable: buildable, Services: o.Services, IncludeDeps: o.IncludeDeps, IgnoreFailures: o.IgnoreFailures}
+	names, err := engine.Selected(sp, o.Services, !o.IncludeDeps)
+	if err != nil {
+		return err
+	}
+	hosts := map[string]bool{}
+	for _, n := range names {
+		a := sp.Services[n]
+		named, err := reference.ParseNormalizedNamed(a.Image)
+		if a.Build == nil || err != nil || o.Auth == nil || hosts[reference.Domain(named)] {
+			continue
+		}
+		host := reference.Domain(named)
+		hosts[host] = true
+		login, err := o.Auth(ctx, host)
+		if err != nil {
+			return err
+		}
+		if login != (spec.RegistryAuth{Server: host}) {
+			req.Logins = append(req.Logins, api.RegistryLogin{Host: host, Username: login.Username, Password: login.Password, IdentityToken: login.IdentityToken})
+		}
+	}
+	_, err = p.stream(ctx, projectPath(sp.Name, "push"), nil, req, nil)
 	return err
 }
 
