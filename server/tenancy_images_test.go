@@ -104,6 +104,12 @@ func TestImagesPerTenant(t *testing.T) {
 		ts.refused(http.MethodPost, "/v1/projects/"+p.Name+"/up", ts.bob, map[string]any{"spec": p}, http.StatusForbidden, "image")
 		ts.noContainers(p.Name)
 	}
+	// Nor push it anywhere: a push's spec is admitted as an up's.
+	pushed := sleeperProject(uniqueProject("push"))
+	pa := pushed.Services["app"]
+	pa.Image = ref
+	pushed.Services["app"] = pa
+	ts.refused(http.MethodPost, "/v1/projects/"+pushed.Name+"/push", ts.bob, map[string]any{"spec": pushed, "buildable": []string{"app"}}, http.StatusForbidden, "image")
 	// alice runs hers, still hers.
 	p := sleeperProject(uniqueProject("img"))
 	a := p.Services["app"]
