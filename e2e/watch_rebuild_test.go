@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cornus-dev/cornus/backends/backendtest"
+)
+
+const watchRebuildCompose = `services:
+  app:
+    build: ./app
+    command: ["sh", "-c", "trap 'exit 0' TERM; while sleep 1 & wait $$!; do :; done"]
+    develop:
+      watch:
+        - path: ./app
+          action: rebuild
+`
+
+// TestComposeWatchRebuild: a rebuild rule builds the service again when
+// its context changes and replaces its container with one of the new
+// image (issue 26 item 2, through the builds issue's builder). On the
+// lane's backend, locally and through a server; a backend declaring
+// builds a gap refuses the watch's first build, saying why.
+func TestComposeWatchRebuild(t *testing.T) {
+	b := daemon(t)
+	loadImage(t)
+	eachWay(t, startServer(t, t.TempDir()), func(t *testing.T, env []string) {
+		p := newProject(t, watchRebuildCompose, env...)
+		writeFiles(t, p.dir, map[string]string{
+			"app/Dockerfile": "FROM " + image + "\nCOPY msg.txt /msg.txt\n",
+			"app/msg.txt":    "one\n",
+		})
+		t.Cleanup(func() { removeImage(b, p.name+"-app") })
+		if why, gap := b.Capabilities().Gap("build"); gap && len(env) == 0 {
+			_, errOut, code := p.run("compose", "watch")
+			if code == 0 || !strings.Contains(errOut, why) {
+				t.Fatalf("declared gap: compose watch exit %d, want a refusal saying %q:\n%s", code, why, errOut)
+			}
+			return
+		}
+		cmd := exec.Command(cornusBin, "compose", "watch")
+		cmd.Dir, cmd.Env = p.dir, p.env
+		var out backendtest.LockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			<-exited
+		})
+		waitFor(t, 3*time.Minute, "watch enabled", func() bool { return strings.Contains(out.String(), "Watch enabled for app") })
+		msg := func(want string) func() bool {
+			return func() bool {
+				got, _, code := p.run("compose", "exec", "-T", "app", "cat", "/msg.txt")
+				return code == 0 && strings.TrimSpace(got) == want
+			}
+		}
+		waitFor(t, 10*time.Second, "the first build running", msg("one"))
+		before := strings.TrimSpace(p.must("compose", "ps", "-q"))
+		start := time.Now()
+		writeFiles(t, p.dir, map[string]string{"app/msg.txt": "two\n"})
+		waitFor(t, 3*time.Minute, "the rebuilt image running", msg("two"))
+		t.Logf("an edit ran in a rebuilt container %v after it was saved", time.Since(start).Round(10*time.Millisecond))
+		if after := strings.TrimSpace(p.must("compose", "ps", "-q")); after == before {
+			t.Errorf("the container %s was not replaced\n%s", before, out.String())
+		}
+	})
+}
