@@ -30,11 +30,11 @@ func TestComposeWatchRebuild(t *testing.T) {
 	eachWay(t, startServer(t, t.TempDir()), func(t *testing.T, env []string) {
 		p := newProject(t, watchRebuildCompose, env...)
 		writeFiles(t, p.dir, map[string]string{
-			"app/Dockerfile": "FROM " + image + "\nCOPY msg.txt /msg.txt\n",
+			"app/Dockerfile": "FROM " + buildBase(t, b, env) + "\nCOPY msg.txt /msg.txt\n",
 			"app/msg.txt":    "one\n",
 		})
 		t.Cleanup(func() { removeImage(b, p.name+"-app") })
-		if why, gap := b.Capabilities().Gap("build"); gap && len(env) == 0 {
+		if why, gap := buildGap(b, env); gap {
 			_, errOut, code := p.run("compose", "watch")
 			if code == 0 || !strings.Contains(errOut, why) {
 				t.Fatalf("declared gap: compose watch exit %d, want a refusal saying %q:\n%s", code, why, errOut)
@@ -54,7 +54,17 @@ func TestComposeWatchRebuild(t *testing.T) {
 			_ = cmd.Process.Kill()
 			<-exited
 		})
-		waitFor(t, 3*time.Minute, "watch enabled", func() bool { return strings.Contains(out.String(), "Watch enabled for app") })
+		deadline := time.Now().Add(3 * time.Minute)
+		for !strings.Contains(out.String(), "Watch enabled for app") {
+			select {
+			case <-exited:
+				t.Fatalf("watch ended before it was enabled:\n%s", out.String())
+			case <-time.After(100 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("watch not enabled within 3 minutes:\n%s", out.String())
+			}
+		}
 		msg := func(want string) func() bool {
 			return func() bool {
 				got, _, code := p.run("compose", "exec", "-T", "app", "cat", "/msg.txt")
@@ -65,7 +75,17 @@ func TestComposeWatchRebuild(t *testing.T) {
 		before := strings.TrimSpace(p.must("compose", "ps", "-q"))
 		start := time.Now()
 		writeFiles(t, p.dir, map[string]string{"app/msg.txt": "two\n"})
-		waitFor(t, 3*time.Minute, "the rebuilt image running", msg("two"))
+		waitFor(t, 3*time.Minute, "the rebuilt image running", func() bool {
+			if msg("two")() {
+				return true
+			}
+			select {
+			case <-exited:
+				t.Fatalf("watch ended:\n%s", out.String())
+			default:
+			}
+			return false
+		})
 		t.Logf("an edit ran in a rebuilt container %v after it was saved", time.Since(start).Round(10*time.Millisecond))
 		if after := strings.TrimSpace(p.must("compose", "ps", "-q")); after == before {
 			t.Errorf("the container %s was not replaced\n%s", before, out.String())

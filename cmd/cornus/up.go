@@ -60,15 +60,36 @@ func (u *upRun) deploy(ctx context.Context, f *composeFlags, s streams, services
 	if err != nil {
 		return r, nil, err
 	}
+	return r, se, u.deployIn(ctx, s, se, r, hold)
+}
+
+// redeploy loads the project again and deploys the services in the open
+// session se (watch's rebuild: a second session would wait for the
+// first one's builder).
+func (u *upRun) redeploy(ctx context.Context, f *composeFlags, s streams, se *clientdeploy.Session, services []string, hold clientdeploy.Hold) error {
+	u.o.Services = services
+	if err := u.o.Check(); err != nil {
+		return err
+	}
+	r, err := f.loadModified(ctx, s, u.ov.Apply)
+	if err != nil {
+		return err
+	}
+	return u.deployIn(ctx, s, se, r, hold)
+}
+
+// deployIn deploys r's project in se as u says.
+func (u *upRun) deployIn(ctx context.Context, s streams, se *clientdeploy.Session, r load.Result, hold clientdeploy.Hold) error {
 	do := clientdeploy.Options{Up: u.o, BindsToLocal: true, Hold: hold}
+	var err error
 	if do.Build, err = buildPolicy(u.build, u.noBuild); err != nil {
-		return r, se, err
+		return err
 	}
 	res, err := se.Deploy(ctx, r.Project, do)
 	if len(res.Orphans) > 0 && !u.o.RemoveOrphans {
 		fmt.Fprintf(s.Err, "WARN found orphan containers (%s) for this project: if you removed or renamed their service, run up with --remove-orphans\n", containerNames(res.Orphans))
 	}
-	return r, se, err
+	return err
 }
 
 func newCreateCmd(f *composeFlags, s streams) *cobra.Command {

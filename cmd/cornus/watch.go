@@ -50,11 +50,7 @@ func newWatchCmd(f *composeFlags, s streams) *cobra.Command {
 				Rebuild: func(ctx context.Context, services []string) error {
 					rb := upRun{build: true}
 					rb.o.NoDeps = true
-					_, rse, err := rb.deploy(ctx, f, s, services, clientdeploy.HoldAgent, nil)
-					if rse != nil {
-						rse.Close()
-					}
-					return err
+					return rb.redeploy(ctx, f, s, se, services, clientdeploy.HoldAgent)
 				},
 			})
 		},
