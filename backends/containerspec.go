@@ -195,7 +195,11 @@ type Bind struct {
 // VolumeMount mounts a volume by runtime name; Name "" is an anonymous
 // volume (created with Driver and DriverOpts).
 type VolumeMount struct {
-	Name       string
+	// Name is a named volume ("": a new anonymous one).
+	Name string
+	// Inherited: Name is an anonymous volume of the container this one
+	// replaces (VolumeInheritor), now this container's own.
+	Inherited  bool
 	Target     string
 	ReadOnly   bool
 	NoCopy     bool

@@ -48,6 +48,7 @@ const (
 	FeatureHostReach   Feature = "host-reach"   // HostReachChecker
 	FeatureDial        Feature = "dial"         // ContainerDialer
 	FeatureRemoteMode  Feature = "remote-mode"  // RemoteModer
+	FeatureInherit     Feature = "inherit"      // VolumeInheritor
 	FeatureRootless    Feature = "rootless"     // RootlessReporter
 )
 
@@ -80,6 +81,7 @@ var optional = []struct {
 	{FeatureHostReach, reflect.TypeFor[HostReachChecker]()},
 	{FeatureDial, reflect.TypeFor[ContainerDialer]()},
 	{FeatureRemoteMode, reflect.TypeFor[RemoteModer]()},
+	{FeatureInherit, reflect.TypeFor[VolumeInheritor]()},
 	{FeatureRootless, reflect.TypeFor[RootlessReporter]()},
 }
 
@@ -316,6 +318,17 @@ type RemoteModer interface {
 	// RemoteMode reports whether remote mode is on and the variable that
 	// turns it on (set to 1), for messages.
 	RemoteMode() (on bool, variable string)
+}
+
+// VolumeInheritor is a backend whose containers can hand their anonymous
+// volumes to the containers that replace them, as docker compose does on
+// a recreate (up -V renews them instead): AnonymousVolumes names them,
+// and Create mounts a VolumeMount marked Inherited by its name and owns
+// it as one it made (Remove with Volumes removes it).
+type VolumeInheritor interface {
+	// AnonymousVolumes maps the target of each anonymous volume of
+	// container id (the image's VOLUMEs too) to the volume's name.
+	AnonymousVolumes(ctx context.Context, id string) (map[string]string, error)
 }
 
 // RootlessReporter is a backend that can tell whether its runtime runs

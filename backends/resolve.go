@@ -36,6 +36,9 @@ type ResolveInput struct {
 	// NoAliases: the container answers to no name on its networks but
 	// its own (compose run's one-off, without --use-aliases).
 	NoAliases bool
+	// Inherit are the anonymous volumes (target → name) of the container
+	// this one replaces (backends.VolumeInheritor).
+	Inherit map[string]string
 }
 
 // Resolve turns a validated app into the ContainerSpec a backend maps. It
@@ -190,6 +193,46 @@ func resolveStorage(cs *ContainerSpec, in ResolveInput) {
 	for _, t := range in.App.Tmpfs {
 		cs.Tmpfs = append(cs.Tmpfs, TmpfsMount{Target: t.Target, Size: int64(t.Size), Mode: uint32(t.Mode)})
 	}
+	inheritVolumes(cs, in.Inherit)
+}
+
+// inheritVolumes gives cs the anonymous volumes of the container it
+// replaces (target → name): at its anonymous volume mounts, and where it
+// mounts nothing else (the image's VOLUMEs). A target it now mounts a
+// named volume, a bind or a tmpfs at inherits nothing.
+func inheritVolumes(cs *ContainerSpec, inherit map[string]string) {
+	if len(inherit) == 0 {
+		return
+	}
+	taken := map[string]bool{}
+	for i, v := range cs.Volumes {
+		taken[v.Target] = true
+		if name, ok := inherit[v.Target]; ok && v.Name == "" {
+			cs.Volumes[i].Name, cs.Volumes[i].Inherited = name, true
+		}
+	}
+	for _, b := range cs.Binds {
+		taken[b.Target] = true
+	}
+	for _, t := range cs.Tmpfs {
+		taken[t.Target] = true
+	}
+	for _, target := range slices.Sorted(maps.Keys(inherit)) {
+		if !taken[target] {
+			cs.Volumes = append(cs.Volumes, VolumeMount{Name: inherit[target], Target: target, Inherited: true})
+		}
+	}
+}
+
+// InheritedNames are the names of cs's inherited volumes.
+func InheritedNames(cs ContainerSpec) []string {
+	var out []string
+	for _, v := range cs.Volumes {
+		if v.Inherited {
+			out = append(out, v.Name)
+		}
+	}
+	return out
 }
 
 // RuntimeName is a project resource's runtime name: its own, else

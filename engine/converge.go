@@ -81,16 +81,21 @@ func (e *Engine) converge(ctx context.Context, p spec.Project, a spec.App, exist
 					return err
 				}
 				recreated.Store(true)
-				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, true)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, true, nil)
 			case ok:
 				e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: c.Name, Status: "Recreate"})
-				if err := e.stopAndRemove(gctx, c, preStop(a)); err != nil {
+				inherit, err := e.retire(gctx, c, a, co.renewAnon)
+				if err != nil {
 					return err
 				}
-				fallthrough
+				recreated.Store(true)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, !co.noStart, inherit)
+				if err != nil {
+					return err
+				}
 			default:
 				recreated.Store(true)
-				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, !co.noStart)
+				c, err = e.createAndStart(gctx, p, a, i, hash, files, refs, !co.noStart, nil)
 			}
 			if err != nil || a.Hooks == nil || co.noStart {
 				return err
@@ -168,7 +173,46 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 // (onCreate, updateContent, postCreate) once, after the first start, then
 // postStart. A container that cannot be started is removed again: nothing
 // half-applied stays.
-func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File, refs map[string]string, start bool) (backends.Container, error) {
+// retire stops and removes a replica that a new one replaces. Its
+// anonymous volumes (target → name) are kept for the new one, as docker
+// compose keeps them, unless renew (up -V) or the backend cannot hand
+// them over (then they go with it).
+func (e *Engine) retire(ctx context.Context, c backends.Container, a spec.App, renew bool) (map[string]string, error) {
+	vi, err := backends.Want[backends.VolumeInheritor](e.b, backends.FeatureInherit, "inheriting volumes")
+	if renew || err != nil {
+		return nil, e.stopAndRemove(ctx, c, preStop(a))
+	}
+	anon, err := vi.AnonymousVolumes(ctx, c.ID)
+	if err != nil {
+		return nil, fmt.Errorf("recreate %s: %w", c.Name, err)
+	}
+	if err := e.stop(ctx, c, preStop(a)); err != nil {
+		return nil, err
+	}
+	return anon, e.remove(ctx, c, len(anon) == 0)
+}
+
+// dropInherited removes the volumes of inherit that cs does not mount
+// (all of them when cs is nil: its container was not made).
+func (e *Engine) dropInherited(ctx context.Context, inherit map[string]string, cs *backends.ContainerSpec) {
+	kept := map[string]bool{}
+	if cs != nil {
+		for _, n := range backends.InheritedNames(*cs) {
+			kept[n] = true
+		}
+	}
+	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, n := range inherit {
+		if !kept[n] {
+			_ = e.b.RemoveVolume(rmCtx, n, true) // an old replica's: nothing is left to use it
+		}
+	}
+}
+
+// createAndStart makes replica of a (inheriting the anonymous volumes of
+// the replica it replaces) and starts it.
+func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File, refs map[string]string, start bool, inherit map[string]string) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
 	// A companion (the caretaker) owns the replica's network namespace
 	// and is ready before the app is created; it goes when the app fails.
@@ -190,18 +234,21 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 		Project: p.Name, App: a, Replica: replica, Name: name,
 		Labels:   containerLabels(p, a, replica, hash),
 		Networks: p.Networks, Volumes: p.Volumes, Files: files,
-		Services: refs, JoinNetwork: j.netns,
+		Services: refs, JoinNetwork: j.netns, Inherit: inherit,
 	})
 	if err != nil {
+		e.dropInherited(ctx, inherit, nil)
 		e.failed(ctx, name, err)
 		return backends.Container{}, fmt.Errorf("create %s: %w", name, err)
 	}
 	cs.Sidecar = j.sidecar
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {
+		e.dropInherited(ctx, inherit, nil)
 		e.failed(ctx, name, err)
 		return backends.Container{}, err
 	}
+	e.dropInherited(ctx, inherit, &cs)
 	c.Name = name
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Created"})
 	created = true

@@ -29,9 +29,12 @@ type UpOptions struct {
 	AlwaysRecreateDeps bool
 	// NoStart creates what is missing or changed and starts nothing
 	// (compose create, up --no-start).
-	NoStart       bool
-	Wait          bool // block until services are running/healthy
-	RemoveOrphans bool
+	NoStart bool
+	// RenewAnonVolumes gives a recreated container new anonymous
+	// volumes instead of its predecessor's (up -V).
+	RenewAnonVolumes bool
+	Wait             bool // block until services are running/healthy
+	RemoveOrphans    bool
 }
 
 // Check refuses options that contradict each other, as docker compose
@@ -53,11 +56,13 @@ type convergeOptions struct {
 	force   bool // recreate unchanged replicas too
 	keep    bool // keep existing replicas, changed or not
 	noStart bool // create, start nothing
+	// renewAnon: a recreated replica gets new anonymous volumes.
+	renewAnon bool
 }
 
 // convergeOptions are the options for service name.
 func (o UpOptions) convergeOptions(name string) convergeOptions {
-	co := convergeOptions{force: o.ForceRecreate, keep: o.NoRecreate, noStart: o.NoStart}
+	co := convergeOptions{force: o.ForceRecreate, keep: o.NoRecreate, noStart: o.NoStart, renewAnon: o.RenewAnonVolumes}
 	if o.AlwaysRecreateDeps && len(o.Services) > 0 && !slices.Contains(o.Services, name) {
 		co.force = true // a dependency the user did not name
 	}

@@ -111,7 +111,7 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 	ctx := caretaker.WithToken(progress.WithWriter(r.Context(), f), tok)
 	res, err := s.e.Up(ctx, p, engine.UpOptions{Services: req.Services, NoDeps: req.NoDeps, ForceRecreate: req.ForceRecreate,
 		NoRecreate: req.NoRecreate, AlwaysRecreateDeps: req.AlwaysRecreateDeps, NoStart: req.NoStart,
-		Wait: req.Wait, RemoveOrphans: req.RemoveOrphans})
+		RenewAnonVolumes: req.RenewAnonVolumes, Wait: req.Wait, RemoveOrphans: req.RemoveOrphans})
 	if err == nil {
 		err = s.policies.set(p)
 	}

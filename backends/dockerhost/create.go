@@ -17,6 +17,7 @@ import (
 // network, connect the others, copy secrets and configs in. On any failure
 // after the container exists it is removed again.
 func (b *Backend) Create(ctx context.Context, cs backends.ContainerSpec) (backends.Container, error) {
+	cs = withInheritedLabel(cs)
 	req, err := createbody.FromSpec(cs, createbody.Options{StartInterval: b.atLeast(apiStartInterval), Subpath: b.atLeast(apiSubpath)})
 	if err != nil {
 		return backends.Container{}, fmt.Errorf("create container %s: %w", cs.Name, err)

@@ -171,8 +171,20 @@ func (b *Backend) Rename(ctx context.Context, id, name string) error {
 // Remove deletes a container; Force kills it first, Volumes removes its
 // anonymous volumes.
 func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOptions) error {
-	_, err := b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: o.Force, RemoveVolumes: o.Volumes})
-	return wrap(err, "remove container %s", id)
+	var labels map[string]string
+	if o.Volumes {
+		res, err := b.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if err != nil {
+			return wrap(err, "remove container %s", id)
+		}
+		if res.Container.Config != nil {
+			labels = res.Container.Config.Labels
+		}
+	}
+	if _, err := b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: o.Force, RemoveVolumes: o.Volumes}); err != nil {
+		return wrap(err, "remove container %s", id)
+	}
+	return b.removeInherited(ctx, labels)
 }
 
 // Wait blocks until the container is not running and returns its exit

@@ -211,6 +211,9 @@ func (b *Backend) placeStorage(ctx context.Context, cs backends.ContainerSpec, p
 			if !hostDisk(&d, vol.Options) {
 				d.Volume = volumeName(v.Name)
 			}
+			if v.Inherited {
+				p.Anonymous = append(p.Anonymous, v.Name) // this container's now
+			}
 		}
 		if v.Subpath != "" {
 			hidden := fmt.Sprintf("%s/volumes/%d", ctrBase, i)

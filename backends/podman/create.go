@@ -176,11 +176,13 @@ func (b *Backend) prepare(ctx context.Context, cs *backends.ContainerSpec) (buil
 			o.VolumeNames[i] = name
 		}
 	}
-	if len(o.VolumeNames) > 0 {
-		names := make([]string, 0, len(o.VolumeNames))
-		for _, n := range o.VolumeNames {
-			names = append(names, n)
-		}
+	// Inherited volumes are this container's to remove as well: one
+	// podman made anonymous is removed by podman, one Create made by it.
+	names := backends.InheritedNames(*cs)
+	for _, n := range o.VolumeNames {
+		names = append(names, n)
+	}
+	if len(names) > 0 {
 		cs.Labels = maps.Clone(cs.Labels)
 		if cs.Labels == nil {
 			cs.Labels = map[string]string{}

@@ -114,7 +114,7 @@ func newCreateCmd(f *composeFlags, s streams) *cobra.Command {
 func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 	var u upRun
 	var fg foregroundFlags
-	var detach, renewAnon bool
+	var detach bool
 	var waitTimeout int
 	cmd := &cobra.Command{
 		Use:   "up [OPTIONS] [SERVICE...]",
@@ -166,7 +166,7 @@ func newUpCmd(f *composeFlags, s streams) *cobra.Command {
 	fl.BoolVar(&u.o.NoDeps, "no-deps", false, "Don't start linked services")
 	fl.BoolVar(&u.o.NoStart, "no-start", false, "Don't start the services after creating them")
 	fl.BoolVar(&u.o.AlwaysRecreateDeps, "always-recreate-deps", false, "Recreate dependent containers. Incompatible with --no-recreate.")
-	fl.BoolVarP(&renewAnon, "renew-anon-volumes", "V", false, "Recreate anonymous volumes instead of retrieving data from the previous containers (cornus always does)")
+	fl.BoolVarP(&u.o.RenewAnonVolumes, "renew-anon-volumes", "V", false, "Recreate anonymous volumes instead of retrieving data from the previous containers")
 	fl.IntVar(&waitTimeout, "wait-timeout", 0, "Maximum duration in seconds to wait for the project to be running and healthy (with --wait)")
 	cmd.PreRun = func(*cobra.Command, []string) {
 		if u.o.Wait || u.o.NoStart {

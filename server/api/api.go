@@ -76,8 +76,10 @@ type UpRequest struct {
 	NoRecreate         bool `json:"noRecreate,omitempty"`
 	AlwaysRecreateDeps bool `json:"alwaysRecreateDeps,omitempty"`
 	NoStart            bool `json:"noStart,omitempty"`
-	Wait               bool `json:"wait,omitempty"`
-	RemoveOrphans      bool `json:"removeOrphans,omitempty"`
+	// RenewAnonVolumes is up -V.
+	RenewAnonVolumes bool `json:"renewAnonVolumes,omitempty"`
+	Wait             bool `json:"wait,omitempty"`
+	RemoveOrphans    bool `json:"removeOrphans,omitempty"`
 	// LocalMounts are directories (or files) of the client, served by the
 	// client over the request's session (OpMount streams) and bound into
 	// the apps; they need a session that is not detached.

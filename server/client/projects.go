@@ -84,7 +84,7 @@ func (p *Projects) Up(ctx context.Context, sp spec.Project, o engine.UpOptions) 
 	var res api.UpResult
 	h, err := p.stream(ctx, projectPath(sp.Name, "up"), hdr, api.UpRequest{Spec: sp, Services: o.Services, NoDeps: o.NoDeps,
 		ForceRecreate: o.ForceRecreate, NoRecreate: o.NoRecreate, AlwaysRecreateDeps: o.AlwaysRecreateDeps, NoStart: o.NoStart,
-		Wait: o.Wait, RemoveOrphans: o.RemoveOrphans, LocalMounts: p.LocalMounts}, &res)
+		RenewAnonVolumes: o.RenewAnonVolumes, Wait: o.Wait, RemoveOrphans: o.RemoveOrphans, LocalMounts: p.LocalMounts}, &res)
 	if h != nil {
 		p.CaretakerToken = h.Get(api.HeaderCaretakerToken)
 	}

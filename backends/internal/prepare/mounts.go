@@ -69,6 +69,9 @@ func (h Host) Mounts(id string, cs backends.ContainerSpec, undo *[]func()) (Moun
 			}
 		} else {
 			vol, err = h.Volumes.Ensure(context.Background(), backends.VolumeSpec{Volume: backendsVolume(v)})
+			if err == nil && v.Inherited {
+				st.Anonymous = append(st.Anonymous, vol.Name) // this container's now
+			}
 		}
 		if err == nil {
 			err = h.Volumes.MountDevice(vol)
