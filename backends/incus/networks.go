@@ -125,9 +125,11 @@ func vanished(err error) bool {
 }
 
 // retryVanished runs fn until it succeeds, fails otherwise than
-// vanished, or has failed so for 30 seconds.
+// vanished, or has failed so for 90 seconds: on a host where other
+// runtimes' tests start and stop containers at once, interfaces came
+// and went under every try for 30 seconds straight (CI37).
 func retryVanished(ctx context.Context, fn func() error) error {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	delay := 50 * time.Millisecond
 	for {
 		err := fn()
