@@ -8,13 +8,16 @@ LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VE
 FUZZTIME ?=
 export CGO_ENABLED := 0
 
-.PHONY: help build setup test check unit e2e-backends fuzz stress demo bench scale clean
+.PHONY: help build dist setup test check unit e2e-backends fuzz stress demo bench scale clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build the static binary into bin/cornus
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/cornus ./cmd/cornus
+
+dist: ## build cornus for linux, macOS and Windows (amd64, arm64) into bin/dist
+	GO='$(GO)' LDFLAGS='$(LDFLAGS)' scripts/dist.sh
 
 setup: ## install and start what tests and the demo need (docker.io, busybox-static)
 	scripts/setup.sh

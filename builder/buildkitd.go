@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/internal/hostlock"
+	"github.com/cornus-dev/cornus/internal/procattr"
 )
 
 // Variables that say which buildkitd builds run on.
@@ -150,7 +150,7 @@ func (d *buildkitd) spawn(bin string, args []string) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (a terminal's ^C reaches cornus, which stops
 	// it in order); SIGTERM should cornus die first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = procattr.Daemon()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start buildkitd: %w", err)
 	}
@@ -196,11 +196,11 @@ func (d *buildkitd) close() error {
 	var err error
 	d.once.Do(func() {
 		if d.cmd != nil {
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			_ = procattr.Terminate(d.cmd.Process)
 			select {
 			case <-d.exited:
 			case <-time.After(buildkitdGrace):
-				_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+				_ = procattr.KillGroup(d.cmd.Process.Pid)
 				<-d.exited
 				err = fmt.Errorf("buildkitd did not stop within %v; killed", buildkitdGrace)
 			}

@@ -7,9 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/cornus-dev/cornus/internal/procattr"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -63,7 +63,7 @@ func spawnAgent(ctx context.Context, environ []string, url, project string, exp 
 	cmd := exec.Command(exe, "session-agent", "--server", url, project)
 	// The token goes through the environment, not argv (ps shows argv).
 	cmd.Env = append(append(append([]string{}, environ...), envToken+"="+tok), exportsEnv(exp)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = procattr.Session()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", err

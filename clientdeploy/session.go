@@ -13,7 +13,6 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/builder"
-	"github.com/cornus-dev/cornus/caretaker"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/hostpolicy"
 	"github.com/cornus-dev/cornus/progress"
@@ -120,7 +119,7 @@ func Open(ctx context.Context, s Streams, o OpenOptions) (*Session, error) {
 		engine.WithProgress(pw),
 		engine.WithEnviron(s.Environ),
 		engine.WithPolicy(hostpolicy.FromEnv(s.Environ, o.ProjectDir)),
-		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: s.Environ}),
+		companions(b, s.Environ),
 	)
 	return &Session{streams: s, engine: e, progress: pw, local: b, progressMode: o.Progress, projectDir: o.ProjectDir}, nil
 }

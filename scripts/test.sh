@@ -8,7 +8,8 @@
 # stage failed. Only a failed setup stops something: the stages that need
 # its daemons (unit, e2e) are then reported as not run.
 #
-# Stages: check (gofmt, go vet, golangci-lint by scripts/lint.sh), setup
+# Stages: check (gofmt, go vet, golangci-lint by scripts/lint.sh, the
+# five platforms' builds by scripts/dist.sh --check), setup
 # (scripts/setup.sh), unit (go test ./..., the slowest packages first), e2e
 # (the e2e package once per other backend), fuzz (each fuzz target for a
 # fixed count of inputs; FUZZTIME overrides). They run in that order; e2e
@@ -115,6 +116,8 @@ check() {
 	fi
 	$GO vet ./... || rc=1
 	scripts/lint.sh || rc=1
+	# The client ships for macOS and Windows too (issue 27).
+	GO=$GO scripts/dist.sh --check || rc=1
 	return "$rc"
 }
 

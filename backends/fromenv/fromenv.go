@@ -3,17 +3,15 @@ package fromenv
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
-	"github.com/cornus-dev/cornus/backends/bare"
-	"github.com/cornus-dev/cornus/backends/containerd"
 	"github.com/cornus-dev/cornus/backends/dockerhost"
-	"github.com/cornus-dev/cornus/backends/incus"
 	"github.com/cornus-dev/cornus/backends/kubernetes"
-	"github.com/cornus-dev/cornus/backends/podman"
 )
 
 // EnvBackend selects the backend.
@@ -38,22 +36,37 @@ func Selected(environ []string) string {
 	return Default
 }
 
+// opener opens one backend from an environ.
+type opener func(ctx context.Context, environ []string) (backends.Backend, error)
+
+// portable are the backends that speak to their runtime over an API and
+// run wherever cornus does (a Docker Desktop's dockerd, a cluster);
+// linuxOnly (openers_linux.go) adds those that run containers on this
+// host.
+var portable = map[string]opener{
+	"dockerhost": func(ctx context.Context, environ []string) (backends.Backend, error) {
+		return dockerhost.New(ctx, dockerhost.WithEnviron(environ))
+	},
+	kubernetes.Name: func(ctx context.Context, environ []string) (backends.Backend, error) {
+		return kubernetes.New(ctx, kubernetes.WithEnviron(environ))
+	},
+}
+
 // Open connects to the selected backend.
 func Open(ctx context.Context, environ []string) (backends.Backend, error) {
 	name := Selected(environ)
-	switch name {
-	case "dockerhost":
-		return dockerhost.New(ctx, dockerhost.WithEnviron(environ))
-	case containerd.Name:
-		return containerd.New(ctx, containerd.WithEnviron(environ))
-	case podman.Name:
-		return podman.New(ctx, podman.WithEnviron(environ))
-	case incus.Name:
-		return incus.New(ctx, incus.WithEnviron(environ))
-	case kubernetes.Name, "k8s":
-		return kubernetes.New(ctx, kubernetes.WithEnviron(environ))
-	case bare.Name:
-		return bare.New(ctx, bare.WithEnviron(environ))
+	if name == "k8s" {
+		name = kubernetes.Name
+	}
+	if open, ok := portable[name]; ok {
+		return open(ctx, environ)
+	}
+	if open, ok := linuxOnly[name]; ok {
+		return open(ctx, environ)
+	}
+	if slices.Contains(names, name) {
+		return nil, fmt.Errorf("%s=%s: the %s backend runs containers on a Linux host, and this is %s: use dockerhost or kubernetes here, "+
+			"or a cornus server on Linux (--server URL, or CORNUS_SERVER): %w", EnvBackend, name, name, runtime.GOOS, errdefs.ErrNotImplemented)
 	}
 	return nil, fmt.Errorf("%s=%q is not a backend: use one of %s: %w", EnvBackend, name, strings.Join(names, ", "), errdefs.ErrInvalidArgument)
 }

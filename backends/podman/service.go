@@ -13,6 +13,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/procattr"
 	"github.com/cornus-dev/cornus/internal/svc"
 )
 
@@ -81,7 +82,7 @@ func (s *service) spawn() error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (a terminal's ^C goes to cornus, which stops
 	// it in order), and SIGTERM should cornus die without stopping it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = procattr.Daemon()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s=1: start %s system service: %w", EnvService, s.bin, err)
 	}

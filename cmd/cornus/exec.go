@@ -3,8 +3,6 @@ package main
 import (
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -90,14 +88,19 @@ func rawTerminal(in, out *os.File) (restore func(), size *backends.TermSize, res
 		return &backends.TermSize{Height: uint(h), Width: uint(w)}
 	}
 	ch := make(chan backends.TermSize, 1)
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
+	winch, stopWinch := resizes()
 	done := make(chan struct{})
+	first := current()
 	go func() {
+		var last backends.TermSize
+		if first != nil {
+			last = *first
+		}
 		for {
 			select {
 			case <-winch:
-				if sz := current(); sz != nil {
+				if sz := current(); sz != nil && *sz != last {
+					last = *sz
 					select {
 					case ch <- *sz:
 					default:
@@ -109,8 +112,8 @@ func rawTerminal(in, out *os.File) (restore func(), size *backends.TermSize, res
 		}
 	}()
 	return func() {
-		signal.Stop(winch)
+		stopWinch()
 		close(done)
 		_ = term.Restore(int(in.Fd()), state)
-	}, current(), ch, nil
+	}, first, ch, nil
 }

@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/clientdeploy"
-	"github.com/cornus-dev/cornus/engine"
-	"github.com/cornus-dev/cornus/server"
-	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 )
 
@@ -35,21 +30,7 @@ func reach(ctx context.Context, s streams, f *composeFlags) (client.Dialer, func
 		}
 		return sess, func() { _ = sess.Close() }, nil
 	}
-	b, err := fromenv.Open(ctx, s.Environ)
-	if err != nil {
-		return nil, nil, err
-	}
-	return localDialer{e: engine.New(b, engine.WithEnviron(s.Environ)), project: t.name}, func() { _ = b.Close() }, nil
-}
-
-// localDialer reaches workloads from this host.
-type localDialer struct {
-	e       *engine.Engine
-	project string
-}
-
-func (l localDialer) Dial(ctx context.Context, d api.Dial) (net.Conn, error) {
-	return server.DialWorkload(ctx, l.e.Backend(), l.e, l.project, d)
+	return localReach(ctx, s, t.name)
 }
 
 func newPortForwardCmd(s streams) *cobra.Command {

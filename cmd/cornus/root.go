@@ -92,26 +92,20 @@ func newRootCmd(s streams) *cobra.Command {
 	root.AddCommand(
 		newComposeCmd(s),
 		newDeployCmd(s),
-		newDaemonCmd(s),
 		newImageCmd(s),
 		newValidateCmd(s),
 		newVersionCmd(s),
 		newPluginCmd(s),
-		newMonitorCmd(s),
-		newPodmanHealthCmd(s),
 		newSessionAgentCmd(s),
-		newServeCmd(s),
-		newTokenCmd(s),
 		newProjectCmd(s),
 		newLoginCmd(s),
 		newPortForwardCmd(s),
 		newTunnelCmd(s),
 		newEgressCmd(s),
-		newCaretakerCmd(s),
 		newPACSandboxCmd(s),
-		newAgentCmd(s),
 		newK8sCmd(s),
 	)
+	root.AddCommand(hostCommands(s)...)
 	return root
 }
 

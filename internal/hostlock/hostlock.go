@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -78,7 +77,7 @@ func Lock(ctx context.Context, dir, name string, waiting func(pid int)) (func(),
 			}, nil
 		case errors.Is(err, errUnlinked):
 			continue // the holder removed it just now: try the new file
-		case !errors.Is(err, syscall.EWOULDBLOCK):
+		case !errors.Is(err, errHeld):
 			return nil, err
 		}
 		pid := holderPID(path)
@@ -114,13 +113,13 @@ func tryLock(path string) (*os.File, error) {
 // lock on a file its holder unlinked after we opened it excludes nobody
 // who opens the path now.
 func lockOpened(f *os.File, path string) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flock(f); err != nil {
 		return err
 	}
 	held, err1 := f.Stat()
 	named, err2 := os.Stat(path)
 	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = funlock(f)
 		return errUnlinked
 	}
 	return nil
@@ -146,13 +145,13 @@ func ensureDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	uid, ok := owner(fi)
 	switch {
 	case !fi.IsDir():
 		return fmt.Errorf("lock directory %s is not a directory", dir)
-	case ok && int(st.Uid) != os.Geteuid():
-		return fmt.Errorf("lock directory %s belongs to uid %d, not you (%d): remove it or set another", dir, st.Uid, os.Geteuid())
-	case fi.Mode().Perm()&0o022 != 0:
+	case ok && uid != os.Geteuid():
+		return fmt.Errorf("lock directory %s belongs to uid %d, not you (%d): remove it or set another", dir, uid, os.Geteuid())
+	case modeBits && fi.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("lock directory %s is writable by others (%v): chmod 700 it", dir, fi.Mode().Perm())
 	}
 	return nil

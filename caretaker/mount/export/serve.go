@@ -15,13 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Options tune an export.
-type Options struct {
-	// ReadOnly refuses every mutating operation with EROFS, enforced here
-	// on the exporting side whatever the mounting side does.
-	ReadOnly bool
-}
-
 // maxNodes bounds the files the peer may hold at once (each holds one
 // O_PATH descriptor here), further bounded by three quarters of this
 // process's open-file limit; past it walks fail with ENFILE.
@@ -156,3 +149,6 @@ func (t *tree) devTag(dev uint64) uint64 {
 	}
 	return tag
 }
+
+// Supported says why this system cannot export: never, on Linux.
+func Supported() error { return nil }
