@@ -310,6 +310,7 @@ func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
 	}
 	code := 0
 	gone := false
+	before := c.rec.State.FinishedAt
 	err = b.watchPod(ctx, c.obj(), func(p *corev1.Pod) (bool, error) {
 		if p == nil || c.cm != nil && !ownedBy(p, c.cm.UID) || c.cm == nil && p.UID != c.pod.UID {
 			gone = true
@@ -325,17 +326,39 @@ func (b *Backend) Wait(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("wait for %s: %w", c.rec.Name, err)
 	}
-	if gone { // stopped or removed meanwhile: the record has the exit
-		for range 20 {
-			if c2, err := b.find(ctx, id); err == nil && c2.rec.State.Started && c2.pod == nil {
-				return c2.rec.State.ExitCode, nil
-			} else if errdefs.IsNotFound(err) {
-				return code, nil
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	if gone {
+		return b.recordedExit(ctx, id, before, c.cm != nil)
 	}
 	return code, nil
+}
+
+// recordedExit is the exit code a stop or removal recorded for a
+// container whose pod went while Wait watched it. A replica with a record
+// of its own (own) gets the pod's last state saved after the pod is gone,
+// so that save (a finish after before) is waited for, bounded: under load
+// a pod's status lags its process, and the pod can go before a watcher
+// saw it exit (CI37: an exit 3 read as the record's stale 0). A
+// workload's replica keeps the record's last state.
+func (b *Backend) recordedExit(ctx context.Context, id string, before time.Time, own bool) (int, error) {
+	last := 0
+	for range 50 {
+		c, err := b.find(ctx, id)
+		switch {
+		case errdefs.IsNotFound(err):
+			return last, nil // removed
+		case err == nil && c.pod == nil && c.rec.State.Started:
+			last = c.rec.State.ExitCode
+			if !own || c.rec.State.FinishedAt.After(before) {
+				return last, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return last, nil
 }
 
 // running: the container's process is up (or about to be restarted).
