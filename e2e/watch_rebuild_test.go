@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cornus-dev/cornus/backends/backendtest"
 )
 
 const watchRebuildCompose = `services:
@@ -41,19 +38,7 @@ func TestComposeWatchRebuild(t *testing.T) {
 			}
 			return
 		}
-		cmd := exec.Command(cornusBin, "compose", "watch")
-		cmd.Dir, cmd.Env = p.dir, p.env
-		var out backendtest.LockedBuffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-exited
-		})
+		_, out, exited := startWatch(t, p)
 		deadline := time.Now().Add(3 * time.Minute)
 		for !strings.Contains(out.String(), "Watch enabled for app") {
 			select {

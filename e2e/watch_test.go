@@ -51,19 +51,7 @@ func TestComposeWatch(t *testing.T) {
 			}
 		}
 		writeFile(t, filepath.Join(p.dir, "src", "first.txt"), "first\n")
-		cmd := exec.Command(cornusBin, "compose", "watch")
-		cmd.Dir, cmd.Env = p.dir, p.env
-		var out backendtest.LockedBuffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			<-exited
-		})
+		cmd, out, exited := startWatch(t, p)
 		waitFor(t, 90*time.Second, "watch enabled", func() bool { return strings.Contains(out.String(), "Watch enabled for app") })
 		in := func(index, cmd string) func() bool {
 			return func() bool {
@@ -111,4 +99,24 @@ func TestComposeWatch(t *testing.T) {
 			t.Fatalf("after the watch ended, running: %v (before: %s)\n%s", got, before, out.String())
 		}
 	})
+}
+
+// startWatch starts `cornus compose watch` in p, its output kept in out;
+// exited closes when it ends. It is killed when the test ends.
+func startWatch(t *testing.T, p *project) (cmd *exec.Cmd, out *backendtest.LockedBuffer, exited <-chan struct{}) {
+	t.Helper()
+	cmd = exec.Command(cornusBin, "compose", "watch")
+	cmd.Dir, cmd.Env = p.dir, p.env
+	out = &backendtest.LockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	return cmd, out, done
 }

@@ -15,40 +15,19 @@ import (
 // images pushed with the logins the client sent and no other: a tenant
 // never pushes with a login of the server's host.
 func (s *Server) push(w http.ResponseWriter, r *http.Request, id identity) {
-	project := r.PathValue("project")
 	var req api.PushRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		writeError(w, err)
+	p, ok := s.imagesSpec(w, r, id, &req, func() (spec.Project, []string) { return req.Spec, req.Buildable })
+	if !ok {
 		return
 	}
-	p, err := validSpec(req.Spec, project)
-	if err == nil {
-		err = s.admit(r.Context(), id.tenant, p)
-	}
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	markBuildable(p, req.Buildable)
 	logins := map[string]spec.RegistryAuth{}
 	for _, l := range req.Logins {
 		logins[l.Host] = spec.RegistryAuth{Server: l.Host, Username: l.Username, Password: l.Password, IdentityToken: l.IdentityToken}
 	}
 	f := newFrames(w)
-	err = s.e.Push(progress.WithWriter(r.Context(), f), p, engine.PushOptions{Services: req.Services, IncludeDeps: req.IncludeDeps,
+	err := s.e.Push(progress.WithWriter(r.Context(), f), p, engine.PushOptions{Services: req.Services, IncludeDeps: req.IncludeDeps,
 		IgnoreFailures: req.IgnoreFailures, Auth: func(_ context.Context, host string) (spec.RegistryAuth, error) {
 			return logins[host], nil
 		}})
 	f.finish(struct{}{}, err)
-}
-
-// markBuildable gives the services a client said have a build section
-// one, only ever read as "buildable".
-func markBuildable(p spec.Project, buildable []string) {
-	for _, n := range buildable {
-		if a, ok := p.Services[n]; ok {
-			a.Build = &spec.Build{}
-			p.Services[n] = a
-		}
-	}
 }

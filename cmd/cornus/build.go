@@ -30,11 +30,7 @@ func newBuildCmd(f *composeFlags, s streams) *cobra.Command {
 				}
 			}
 			o.Args = buildArgs(args, s.Environ)
-			progress := f.progress
-			if quiet {
-				progress = "quiet"
-			}
-			se, err := openSession(ctx, s, f.server, r.Dir, progress)
+			se, err := openSession(ctx, s, f.server, r.Dir, f.progressMode(quiet))
 			if err != nil {
 				return err
 			}

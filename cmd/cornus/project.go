@@ -72,6 +72,14 @@ func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool
 	return t, se, nil
 }
 
+// progressMode is --progress, or quiet for a verb's -q.
+func (f *composeFlags) progressMode(quiet bool) string {
+	if quiet {
+		return "quiet"
+	}
+	return f.progress
+}
+
 // openSession opens the session of a command (see clientdeploy.Open).
 func openSession(ctx context.Context, s streams, server, projectDir, progressMode string) (*clientdeploy.Session, error) {
 	return clientdeploy.Open(ctx, s.deploy(), clientdeploy.OpenOptions{Server: server, ProjectDir: projectDir, Progress: progressMode})

@@ -25,11 +25,7 @@ func newPushCmd(f *composeFlags, s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			progress := f.progress
-			if quiet {
-				progress = "quiet"
-			}
-			se, err := openSession(ctx, s, f.server, r.Dir, progress)
+			se, err := openSession(ctx, s, f.server, r.Dir, f.progressMode(quiet))
 			if err != nil {
 				return err
 			}
