@@ -168,11 +168,6 @@ func (e *Engine) ensureRunning(ctx context.Context, a spec.App, c backends.Conta
 	return e.start(ctx, a, c.ID, c.Name)
 }
 
-// createAndStart creates a replica, starts it (unless start is false) and
-// runs its lifecycle hooks in the devcontainer order: postCreate
-// (onCreate, updateContent, postCreate) once, after the first start, then
-// postStart. A container that cannot be started is removed again: nothing
-// half-applied stays.
 // retire stops and removes a replica that a new one replaces. Its
 // anonymous volumes (target → name) are kept for the new one, as docker
 // compose keeps them, unless renew (up -V) or the backend cannot hand
@@ -195,6 +190,9 @@ func (e *Engine) retire(ctx context.Context, c backends.Container, a spec.App, r
 // dropInherited removes the volumes of inherit that cs does not mount
 // (all of them when cs is nil: its container was not made).
 func (e *Engine) dropInherited(ctx context.Context, inherit map[string]string, cs *backends.ContainerSpec) {
+	if len(inherit) == 0 {
+		return
+	}
 	kept := map[string]bool{}
 	if cs != nil {
 		for _, n := range backends.InheritedNames(*cs) {
@@ -210,14 +208,19 @@ func (e *Engine) dropInherited(ctx context.Context, inherit map[string]string, c
 	}
 }
 
-// createAndStart makes replica of a (inheriting the anonymous volumes of
-// the replica it replaces) and starts it.
+// createAndStart creates a replica, starts it (unless start is false) and
+// runs its lifecycle hooks in the devcontainer order: postCreate
+// (onCreate, updateContent, postCreate) once, after the first start, then
+// postStart. A container that cannot be started is removed again: nothing
+// half-applied stays. It inherits the anonymous volumes (inherit) of the
+// replica it replaces.
 func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, files []backends.File, refs map[string]string, start bool, inherit map[string]string) (backends.Container, error) {
 	name := containerName(p.Name, a, replica)
 	// A companion (the caretaker) owns the replica's network namespace
 	// and is ready before the app is created; it goes when the app fails.
 	j, err := e.attach(ctx, p, a, replica, hash)
 	if err != nil {
+		e.dropInherited(ctx, inherit, nil)
 		return backends.Container{}, err
 	}
 	a = j.app
