@@ -93,14 +93,28 @@ func (e *Engine) Attach(ctx context.Context, project string, o AttachOptions) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Waited for from the start, beside the logs: the exit is read
+			// when it happens, not after what follows it (an abort's stop
+			// removing the pod it was on: CI37, CI38).
+			exited := make(chan int, 1)
+			waited := make(chan struct{})
+			go func() {
+				defer close(waited)
+				if code, err := e.b.Wait(ctx, c.ID); err == nil {
+					exited <- code
+				}
+			}()
 			w := mux.writer(c)
 			_ = e.b.Logs(ctx, c.ID, backends.LogOptions{Follow: true, Tail: -1, Timestamps: o.Timestamps, Stdout: w, Stderr: w})
 			w.flush()
 			if ctx.Err() != nil {
 				return
 			}
-			if code, err := e.b.Wait(ctx, c.ID); err == nil {
+			<-waited
+			select {
+			case code := <-exited:
 				mux.line(fmt.Sprintf("%s exited with code %d\n", shortName(c, project), code))
+			default:
 			}
 		}()
 	}
