@@ -130,6 +130,13 @@ func exitFileLate(err error) bool {
 	return strings.Contains(msg, "timed out waiting for file") && strings.Contains(msg, "exits")
 }
 
+// rootfsBusy reports libpod's failure to remove a just-stopped
+// container's storage because a mount in it (its shm) is still busy.
+func rootfsBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "root filesystem") && strings.Contains(msg, "device or resource busy")
+}
+
 // stopSignalOf is the container's stop signal (SIGTERM when it has none).
 func stopSignalOf(d containerInspect) spec.Signal {
 	return spec.SignalOr(string(d.Config.StopSignal), spec.SIGTERM)
@@ -226,6 +233,17 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 		q.Set("volumes", "true") // podman 4.3's name for it
 	}
 	err := b.remove(ctx, id, q)
+	for i := 0; err != nil && rootfsBusy(err) && i < 20; i++ {
+		// The container's /dev/shm was still mounted a moment after it
+		// stopped (conmon's cleanup runs beside the remove): again, once
+		// the mount is gone (CI40: a recreate failed on it once).
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+			return err
+		}
+		err = b.remove(ctx, id, q)
+	}
 	if err != nil && o.Force && exitFileLate(err) {
 		// Its forced stop met the late exit file (stop's comment): libpod
 		// has recorded the container stopped, so a second remove goes on.

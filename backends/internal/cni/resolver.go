@@ -105,6 +105,27 @@ func (r *Resolver) Addr() netip.AddrPort { return r.addr }
 // IP_FREEBIND, so it may start before the first Attach has put the
 // gateway address on the bridge.
 func (r *Resolver) Start(ctx context.Context) error {
+	kernelPort := r.addr.Port() == 0
+	for try := 0; ; try++ {
+		err := r.listen(ctx)
+		// A port the kernel chose for UDP may be another's on TCP: choose
+		// again (CI43: EADDRINUSE beside the other test packages).
+		if err == nil || !kernelPort || !errors.Is(err, syscall.EADDRINUSE) || try == 20 {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		r.addr = netip.AddrPortFrom(r.addr.Addr(), 0)
+	}
+	r.wg.Add(2)
+	go r.serveUDP()
+	go r.serveTCP()
+	return nil
+}
+
+// listen binds the UDP socket, then TCP on the same port.
+func (r *Resolver) listen(ctx context.Context) error {
 	lc := net.ListenConfig{Control: freebind}
 	pc, err := lc.ListenPacket(ctx, "udp4", r.addr.String())
 	if err != nil {
@@ -117,12 +138,10 @@ func (r *Resolver) Start(ctx context.Context) error {
 	ln, err := lc.Listen(ctx, "tcp4", r.addr.String())
 	if err != nil {
 		_ = r.udp.Close()
+		r.udp = nil
 		return fmt.Errorf("resolver for %s: listen tcp %s: %w", r.network, r.addr, err)
 	}
 	r.tcp = ln
-	r.wg.Add(2)
-	go r.serveUDP()
-	go r.serveTCP()
 	return nil
 }
 
