@@ -3,6 +3,7 @@ package clientdeploy
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/cornus-dev/cornus/egress"
@@ -101,9 +102,12 @@ func egressBlocks(p spec.Project) map[string]*spec.Egress {
 // serveEgress answers the server's egress streams on sess: the last hop,
 // which decides again with this client's copy of the policies and dials
 // through this machine's network and proxy settings.
-func serveEgress(sess *client.Session, blocks map[string]*spec.Egress, environ []string) error {
+func serveEgress(sess *client.Session, blocks map[string]*spec.Egress, environ []string, errw io.Writer) error {
 	if sess == nil || len(blocks) == 0 {
 		return nil
+	}
+	if note := client.ProxyNote(environ); note != "" {
+		fmt.Fprintln(errw, "WARN", note)
 	}
 	pols := map[string]*egress.Policy{}
 	for name, b := range blocks {

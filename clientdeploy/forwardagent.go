@@ -3,9 +3,10 @@ package clientdeploy
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/server/client"
 )
 
 // ForwardAgent serves the caller's ssh-agent ($SSH_AUTH_SOCK) to exec
@@ -18,10 +19,13 @@ func (se *Session) ForwardAgent(ctx context.Context, project string) (func(), er
 	}
 	sock := getenv(se.streams.Environ, "SSH_AUTH_SOCK")
 	if sock == "" {
+		sock = client.DefaultAgentSocket
+	}
+	if sock == "" {
 		return nil, fmt.Errorf("%w: --forward-agent: SSH_AUTH_SOCK is not set (start ssh-agent and ssh-add your keys)", errdefs.ErrInvalidArgument)
 	}
-	if st, err := os.Stat(sock); err != nil || st.Mode().Type() != os.ModeSocket {
-		return nil, fmt.Errorf("%w: --forward-agent: SSH_AUTH_SOCK %s is not a socket", errdefs.ErrInvalidArgument, sock)
+	if err := client.CheckAgent(sock); err != nil {
+		return nil, err
 	}
 	// Detached: it ties no deployment; it carries the agent only.
 	sess, err := se.remote.client.OpenSession(ctx, project, true)

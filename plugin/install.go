@@ -14,17 +14,6 @@ import (
 	"github.com/containerd/errdefs"
 )
 
-// systemDirs are where the docker CLI looks for plugins besides
-// <config dir>/cli-plugins on Linux (docker/cli cli-plugins/manager).
-func systemDirs() []string {
-	return []string{
-		"/usr/local/lib/docker/cli-plugins",
-		"/usr/local/libexec/docker/cli-plugins",
-		"/usr/lib/docker/cli-plugins",
-		"/usr/libexec/docker/cli-plugins",
-	}
-}
-
 // DefaultDir is the user's docker CLI plugin directory:
 // $DOCKER_CONFIG/cli-plugins, else $HOME/.docker/cli-plugins.
 func DefaultDir(environ []string) (string, error) {
@@ -72,8 +61,8 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if exe, err = filepath.Abs(exe); err != nil {
 		return InstallResult{}, fmt.Errorf("resolve the cornus executable: %w", err)
 	}
-	path := filepath.Join(dir, BinaryName)
-	res := InstallResult{Path: path, Executable: exe, Copied: o.Copy, Found: dir == def || slices.Contains(systemDirs(), dir)}
+	path := filepath.Join(dir, fileName)
+	res := InstallResult{Path: path, Executable: exe, Found: dir == def || slices.Contains(systemDirs(), dir)}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return InstallResult{}, fmt.Errorf("create plugin directory: %w", err)
 	}
@@ -94,7 +83,8 @@ func Install(o InstallOptions) (InstallResult, error) {
 	if err != nil {
 		return InstallResult{}, err
 	}
-	if o.Copy {
+	if o.Copy || mustCopy {
+		res.Copied = true
 		err = copyFile(exe, tmp)
 	} else {
 		err = os.Symlink(exe, tmp)
@@ -127,7 +117,7 @@ func Uninstall(o UninstallOptions) (UninstallResult, error) {
 	if err != nil {
 		return UninstallResult{}, err
 	}
-	path := filepath.Join(dir, BinaryName)
+	path := filepath.Join(dir, fileName)
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return UninstallResult{Path: path}, nil

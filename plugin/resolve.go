@@ -258,10 +258,10 @@ func dockerConfigDir(flag string, env []string) (string, error) {
 	if d := getEnv(env, EnvDockerConfig); d != "" {
 		return d, nil
 	}
-	if h := getEnv(env, "HOME"); h != "" {
+	if h := getEnv(env, homeVar); h != "" {
 		return filepath.Join(h, ".docker"), nil
 	}
-	return "", fmt.Errorf("cannot find the docker config directory: set DOCKER_CONFIG or HOME, or pass --config: %w", errdefs.ErrInvalidArgument)
+	return "", fmt.Errorf("cannot find the docker config directory: set DOCKER_CONFIG or %s, or pass --config: %w", homeVar, errdefs.ErrInvalidArgument)
 }
 
 // currentContext reads currentContext from <dir>/config.json; a missing

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -145,19 +146,30 @@ func fromHelper(ctx context.Context, environ []string, name, key, host string) (
 
 // lookPath finds an executable on environ's PATH (the command's, not
 // this process's).
+// On Windows a program is NAME.exe (or .cmd, .bat), with no mode bits to
+// say it runs.
 func lookPath(environ []string, name string) (string, error) {
+	names, runs := []string{name}, func(m fs.FileMode) bool { return m&0o111 != 0 }
+	if runtime.GOOS == "windows" {
+		names, runs = []string{name + ".exe", name + ".cmd", name + ".bat"}, func(fs.FileMode) bool { return true }
+	}
 	for _, dir := range filepath.SplitList(getenv(environ, "PATH")) {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && runs(st.Mode()) {
+				return p, nil
+			}
 		}
 	}
 	return "", fmt.Errorf("%s is not on PATH: install the credential helper config.json names, or remove it there", name)
 }
 
+// getenv is key's last value in environ; on Windows names match in any
+// case (its PATH is spelled Path).
 func getenv(environ []string, key string) string {
 	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(environ[i], key+"="); ok {
+		k, v, _ := strings.Cut(environ[i], "=")
+		if k == key || runtime.GOOS == "windows" && strings.EqualFold(k, key) {
 			return v
 		}
 	}

@@ -25,7 +25,8 @@ import (
 // with the client's own copy of each service's policy (a server cannot
 // make the client dial what the client's policy does not send to it),
 // then dials through this machine's proxy settings (HTTPS_PROXY,
-// NO_PROXY), as the developer's own programs would, but never this
+// NO_PROXY; where those are unset, macOS's or Windows' system proxy), as
+// the developer's own programs would, but never this
 // machine's own network (loopback, link-local, its own addresses: the
 // developer's services) unless the deciding rule names the destination
 // (pattern 127.0.0.1:8080 or localhost:5432, not *).
@@ -81,7 +82,21 @@ func egressHandler(policies map[string]*egress.Policy, dial func(context.Context
 	}
 }
 
+// proxyConfig is the environment's proxy settings, else the system's.
 func proxyConfig(environ []string) *httpproxy.Config {
+	cfg := envProxyConfig(environ)
+	if cfg.HTTPProxy != "" || cfg.HTTPSProxy != "" {
+		return cfg
+	}
+	if sys := systemProxy(); sys.cfg != nil {
+		return sys.cfg
+	}
+	return cfg
+}
+
+// envProxyConfig is the proxy the environment names (HTTP_PROXY,
+// HTTPS_PROXY, NO_PROXY, either case).
+func envProxyConfig(environ []string) *httpproxy.Config {
 	get := func(k string) string {
 		for i := len(environ) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(environ[i], k+"="); ok {
@@ -103,6 +118,17 @@ func proxyConfig(environ []string) *httpproxy.Config {
 		HTTPSProxy: first("HTTPS_PROXY", "https_proxy"),
 		NoProxy:    first("NO_PROXY", "no_proxy"),
 	}
+}
+
+// ProxyNote is what to tell the developer about the proxy the egress end
+// will use, or "": said when the environment names no proxy and the
+// system's settings name a PAC file, which the egress end does not run.
+// The system's settings are read once here (on macOS that runs scutil).
+func ProxyNote(environ []string) string {
+	if cfg := envProxyConfig(environ); cfg.HTTPProxy != "" || cfg.HTTPSProxy != "" {
+		return ""
+	}
+	return systemProxy().note()
 }
 
 // dialVia connects to d directly, or through the HTTPS proxy the

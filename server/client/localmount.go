@@ -75,11 +75,6 @@ type Exports struct {
 // it is a link; below it nothing is). The same source with the same mode
 // is exported once, whatever the number of apps it goes into.
 func NewExports(p spec.Project, mounts []LocalMount) (*Exports, error) {
-	if len(mounts) > 0 {
-		if err := export.Supported(); err != nil {
-			return nil, err
-		}
-	}
 	e := &Exports{}
 	index := map[ExportSpec]int{}
 	for _, m := range mounts {

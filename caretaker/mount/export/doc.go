@@ -5,8 +5,12 @@
 // component resolved below a directory descriptor, symlinks are stored and
 // never followed, hard links and renames stay inside, device nodes are
 // never created or opened; ReadOnly refuses every mutation here, whatever
-// the mounting side does. FuzzNames fuzzes the name handling.
+// the mounting side does.
 //
-// It is Linux-only (O_PATH descriptors, /proc/self/fd) and imports no
-// other cornus package.
+// Two confinements, one behaviour: on Linux nodes are O_PATH descriptors
+// resolved with openat2(2) (node.go, mutate.go, readdir.go); everywhere
+// else (macOS, Windows, Linux before 5.6, or Options.Portable) directory
+// nodes hold an os.Root and every name is Lstat'ed before it is used
+// (portable*.go, pstat_*.go). Both run the same tests and FuzzNames on
+// Linux. It imports no other cornus package.
 package export

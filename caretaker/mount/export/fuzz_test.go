@@ -17,7 +17,8 @@ import (
 // along '/'-separated components (and the whole input as one name), then
 // create, mkdir, symlink, rename and link with it. Nothing reached may be
 // outside the exported directory and nothing outside may change. Locks
-// down issue 12's confinement ("fuzz the path handling").
+// down issue 12's confinement ("fuzz the path handling"), for both
+// confinements (issue 27).
 func FuzzNames(f *testing.F) {
 	for _, s := range []string{"..", "../outside/secret", "etc/passwd", "up/secret", "dotdot/outside", "dir/../../outside",
 		"a\x00b", "/etc/passwd", "secretlink", "out/secret", ".", "dir/.", strings.Repeat("x", 300), "dir/file"} {
@@ -25,7 +26,7 @@ func FuzzNames(f *testing.F) {
 	}
 	src, outside := layout(f)
 	base := filepath.Dir(src)
-	root := rootNode(f, src, "", Options{})
+	roots := []p9.File{rootNode(f, src, Options{}), rootNode(f, src, Options{Portable: true})}
 	forbidden := map[[2]uint64]string{}
 	for _, p := range []string{"/", "/etc", "/etc/passwd", base, outside, filepath.Join(outside, "secret")} {
 		var st unix.Stat_t
@@ -40,17 +41,15 @@ func FuzzNames(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, in string) {
-		check := func(n *node) {
-			var st unix.Stat_t
-			if err := unix.Fstat(n.fd, &st); err != nil {
-				t.Fatal(err)
-			}
-			if p, bad := forbidden[[2]uint64{st.Dev, st.Ino}]; bad {
+		check := func(n p9.File) {
+			if p, bad := forbidden[identity(t, n)]; bad {
 				t.Fatalf("input %q reached %s", in, p)
 			}
 		}
-		walkAll(t, root, append(strings.Split(in, "/"), in), check)
-		mutate(root, in)
+		for _, root := range roots {
+			walkAll(t, root, append(strings.Split(in, "/"), in), check)
+			mutate(root, in)
+		}
 		// Nothing outside changed; restore the tree for the next input.
 		if got, _ := os.ReadFile(filepath.Join(outside, "secret")); string(got) != "secret" {
 			t.Fatalf("input %q changed the outside secret to %q", in, got)
@@ -76,7 +75,7 @@ func FuzzNames(f *testing.F) {
 
 // walkAll walks names one by one from root, checking each node reached,
 // opening and reading the last.
-func walkAll(t *testing.T, root *node, names []string, check func(*node)) {
+func walkAll(t *testing.T, root p9.File, names []string, check func(p9.File)) {
 	cur := root
 	defer func() {
 		if cur != root {
@@ -84,11 +83,10 @@ func walkAll(t *testing.T, root *node, names []string, check func(*node)) {
 		}
 	}()
 	for _, name := range names {
-		_, f, err := cur.Walk([]string{name})
+		_, c, err := cur.Walk([]string{name})
 		if err != nil {
 			continue
 		}
-		c := f.(*node)
 		check(c)
 		if cur != root {
 			cur.Close()
@@ -108,7 +106,7 @@ func walkAll(t *testing.T, root *node, names []string, check func(*node)) {
 
 // mutate tries every name-taking mutation with name (and as a link
 // target), undoing what succeeded.
-func mutate(root *node, name string) {
+func mutate(root p9.File, name string) {
 	if f, _, _, err := root.Create(name, p9.WriteOnly, 0o644, 0, 0); err == nil {
 		f.Close()
 	}

@@ -7,10 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// createPerm keeps permission and sticky bits: the peer (a container,
-// maybe root) may not plant set-id files in the developer's tree.
-const createPerm = 0o1777
-
 // Create implements p9.File: name is created below this directory and
 // returned open. The peer's uid and gid are ignored: new files belong to
 // whoever runs the export.
@@ -199,13 +195,7 @@ func (n *node) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
 		}
 	}
 	if valid.UID || valid.GID {
-		uid, gid := -1, -1
-		if valid.UID {
-			uid = int(attr.UID)
-		}
-		if valid.GID {
-			gid = int(attr.GID)
-		}
+		uid, gid := owners(valid, attr)
 		if err := unix.Fchownat(n.fd, "", uid, gid, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return err
 		}

@@ -135,37 +135,39 @@ func TestContextEndsMount(t *testing.T) {
 // Locks down what a dev loop does on the mount: git init, add, commit,
 // status, and a rename-over save.
 func TestGitOnMount(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git not installed")
-	}
-	fx := mountFixture(t, export.Options{}, Options{})
-	run := func(args ...string) string {
-		t.Helper()
-		// -C, not cmd.Dir: a child that changes into the mount between
-		// fork and exec waits on this process's FUSE server while the
-		// runtime may be stopping the world for the forking thread, a
-		// deadlock.
-		cmd := exec.Command(git, append([]string{"-C", fx.mnt}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+fx.base)
-		out, err := cmd.CombinedOutput()
+	eachExport(t, func(t *testing.T, eo export.Options) {
+		git, err := exec.LookPath("git")
 		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Skip("git not installed")
 		}
-		return string(out)
-	}
-	run("init", "-q", "-b", "main")
-	write(t, filepath.Join(fx.mnt, "a.txt"), "one\n")
-	run("add", "a.txt")
-	run("commit", "-q", "-m", "first")
-	write(t, filepath.Join(fx.mnt, "a.tmp"), "two\n")
-	if err := os.Rename(filepath.Join(fx.mnt, "a.tmp"), filepath.Join(fx.mnt, "a.txt")); err != nil {
-		t.Fatal(err)
-	}
-	if st := run("status", "--porcelain"); st != " M a.txt\n" {
-		t.Fatalf("git status = %q", st)
-	}
-	if log := run("-C", fx.src, "log", "--format=%s"); log != "first\n" { // the later -C wins
-		t.Fatalf("git log in the export = %q", log)
-	}
+		fx := mountFixture(t, eo, Options{})
+		run := func(args ...string) string {
+			t.Helper()
+			// -C, not cmd.Dir: a child that changes into the mount between
+			// fork and exec waits on this process's FUSE server while the
+			// runtime may be stopping the world for the forking thread, a
+			// deadlock.
+			cmd := exec.Command(git, append([]string{"-C", fx.mnt}, args...)...)
+			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+fx.base)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			return string(out)
+		}
+		run("init", "-q", "-b", "main")
+		write(t, filepath.Join(fx.mnt, "a.txt"), "one\n")
+		run("add", "a.txt")
+		run("commit", "-q", "-m", "first")
+		write(t, filepath.Join(fx.mnt, "a.tmp"), "two\n")
+		if err := os.Rename(filepath.Join(fx.mnt, "a.tmp"), filepath.Join(fx.mnt, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+		if st := run("status", "--porcelain"); st != " M a.txt\n" {
+			t.Fatalf("git status = %q", st)
+		}
+		if log := run("-C", fx.src, "log", "--format=%s"); log != "first\n" { // the later -C wins
+			t.Fatalf("git log in the export = %q", log)
+		}
+	})
 }
