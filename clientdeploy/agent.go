@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/internal/procattr"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
@@ -29,7 +31,7 @@ func (se *Session) hold(ctx context.Context, project string, background bool, bl
 		}
 		serveExports(ctx, sess, exp)
 		r.attach, r.projects.Session = sess, sess.ID
-		return serveEgress(sess, blocks, se.streams.Environ)
+		return serveEgress(sess, blocks, se.streams.Environ, se.streams.Err)
 	}
 	environ := append(append([]string{}, se.streams.Environ...), egressEnv(blocks)...)
 	id, err := spawnAgent(ctx, environ, r.client.URL(), project, exp)
@@ -115,7 +117,7 @@ func ServeAgent(ctx context.Context, s Streams, url, project string) error {
 		return err
 	}
 	serveExports(ctx, sess, exp)
-	if err := serveEgress(sess, blocks, s.Environ); err != nil {
+	if err := serveEgress(sess, blocks, s.Environ, s.Err); err != nil {
 		_ = sess.Close()
 		return err
 	}
@@ -123,10 +125,45 @@ func ServeAgent(ctx context.Context, s Streams, url, project string) error {
 	if f, ok := s.Out.(*os.File); ok {
 		f.Close()
 	}
-	select {
-	case <-sess.Done():
-	case <-ctx.Done():
-		_ = sess.Close()
+	for {
+		select {
+		case <-sess.Done():
+		case <-ctx.Done():
+			_ = sess.Close()
+			return nil
+		}
+		// The connection dropped. If the server restarted, it keeps the
+		// deployment for a while for this session to come back.
+		next, err := resumeSession(ctx, c, project, sess.ID)
+		if err != nil {
+			return nil // ended for good: a down, or the server's grace passed
+		}
+		serveExports(ctx, next, exp)
+		if err := serveEgress(next, blocks, s.Environ, s.Err); err != nil {
+			_ = next.Close()
+			return err
+		}
+		sess = next
 	}
-	return nil
+}
+
+// resumeMax bounds how long the agent redials a restarting server (its
+// grace decides; this only stops an agent whose server never returns).
+const resumeMax = 5 * time.Minute
+
+// resumeSession redials id until the server takes it back, says there is
+// nothing to resume, or resumeMax passes.
+func resumeSession(ctx context.Context, c *client.Client, project, id string) (*client.Session, error) {
+	deadline := time.Now().Add(resumeMax)
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		sess, err := c.ResumeSession(ctx, project, id)
+		if err == nil || !errdefs.IsUnavailable(err) || time.Now().After(deadline) {
+			return sess, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }

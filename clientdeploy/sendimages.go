@@ -57,6 +57,13 @@ func (se *Session) sendImages(ctx context.Context, p spec.Project, o Options) er
 		if onServer[imageref.Full(ref)] {
 			continue
 		}
+		// The list may not be whole (kubernetes lists the images its pods
+		// use unless it may read nodes): ask for this one.
+		if _, err := se.remote.client.InspectImage(ctx, ref); err == nil {
+			continue
+		} else if !errdefs.IsNotFound(err) {
+			return fmt.Errorf("image %s on %s: %w", ref, se.remote.client.URL(), err)
+		}
 		if err := se.sendImage(ctx, &local, ref); err != nil {
 			return err
 		}

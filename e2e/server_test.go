@@ -51,8 +51,14 @@ func startServer(t *testing.T, dir string) *served {
 func (s *served) start() {
 	t := s.t
 	t.Helper()
-	s.cmd = exec.Command(cornusBin, "serve", "--listen", "127.0.0.1:0", "--tokens-file", filepath.Join(s.dir, "tokens"))
-	s.cmd.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(s.dir, "state"))
+	// A restart listens where the server did: its clients' session agents
+	// redial that address to resume their sessions.
+	listen := "127.0.0.1:0"
+	if s.url != "" {
+		listen = strings.TrimPrefix(s.url, "http://")
+	}
+	s.cmd = exec.Command(cornusBin, "serve", "--listen", listen, "--tokens-file", filepath.Join(s.dir, "tokens"))
+	s.cmd.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(s.dir, "state"), "CORNUS_SESSION_GRACE="+sessionGrace.String())
 	stderr, _ := s.cmd.StderrPipe()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -81,6 +87,10 @@ func (s *served) start() {
 		_ = cmd.Wait()
 	})
 }
+
+// sessionGrace is the e2e servers' CORNUS_SESSION_GRACE: how long a
+// restarted server keeps a session's deployment for its client.
+const sessionGrace = 3 * time.Second
 
 // kill SIGKILLs the server.
 func (s *served) kill() {
@@ -156,9 +166,10 @@ func TestServerCompose(t *testing.T) {
 // Killing the client that holds a deployment's session removes the
 // deployment promptly (the server sees the connection end and tears
 // down with a 2 s grace: a few seconds; the bound is 30 s for loaded
-// hosts); a server killed mid-session removes, when it
-// starts again, the deployments of sessions that died with it and keeps
-// detached ones.
+// hosts); a server killed mid-session keeps, when it starts again, the
+// deployments of sessions whose clients come back (their agents resume
+// them), removes those of sessions whose clients died after the grace
+// (issue 28), and keeps detached ones.
 func TestServerSessionDrills(t *testing.T) {
 	b := daemon(t)
 	loadImage(t)
@@ -182,23 +193,50 @@ func TestServerSessionDrills(t *testing.T) {
 	}
 	t.Logf("the session's containers were gone %v after its client was killed", time.Since(start).Round(10*time.Millisecond))
 
-	// kill -9 the server mid-session, with one attached and one detached
-	// deployment.
+	// kill -9 the server mid-session, with one attached deployment whose
+	// client lives on, one whose client dies while the server is down, and
+	// one detached.
 	attached := newProject(t, sleeper, srv.env()...)
 	attached.must("compose", "--progress", "quiet", "up", "-d")
+	orphaned := newProject(t, sleeper, srv.env()...)
+	orphaned.must("compose", "--progress", "quiet", "up", "-d")
 	detached := newProject(t, sleeper, srv.env()...)
 	_ = os.WriteFile(filepath.Join(detached.dir, "deploy.yaml"), []byte("name: "+detached.name+"\nservices:\n  app:\n    image: "+image+"\n    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 0.2; done\"]\n"), 0o644)
 	detached.must("deploy", "--progress", "quiet", "--detach", "-f", "deploy.yaml")
 	srv.kill()
-	srv.start()
-	for _, p := range []*project{attached, detached} {
-		p.env = append(p.env, srv.env()...)
+	if err := syscall.Kill(sessionAgent(t, orphaned.name), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
-	if c, _, _ := leftovers(t, b, attached.name); c != 0 {
-		t.Fatalf("the restarted server kept %d containers of a session that died with the old one", c)
+	srv.start()
+	// The session whose client died goes after the grace; the living
+	// client's agent resumed its session, which keeps its deployment.
+	start = time.Now()
+	for c, _, _ := leftovers(t, b, orphaned.name); c > 0; c, _, _ = leftovers(t, b, orphaned.name) {
+		if time.Since(start) > sessionGrace+30*time.Second {
+			t.Fatalf("the restarted server kept %d containers of a session whose client died, %v after it started", c, time.Since(start))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the dead client's deployment was gone %v after the restart (grace %v)", time.Since(start).Round(10*time.Millisecond), sessionGrace)
+	if c, _, _ := leftovers(t, b, attached.name); c != 1 {
+		t.Fatalf("the restarted server left %d containers of the session its client resumed, want 1", c)
+	}
+	if out := attached.must("compose", "ps", "--format", "{{.Service}} {{.State}}"); !strings.Contains(out, "app running") {
+		t.Fatalf("ps of the resumed deployment:\n%s", out)
 	}
 	if c, _, _ := leftovers(t, b, detached.name); c != 1 {
 		t.Fatalf("the restarted server left %d containers of a detached deployment, want 1", c)
+	}
+	// The resumed session is the deployment's again: killing its client
+	// takes it down, as before the restart.
+	if err := syscall.Kill(sessionAgent(t, attached.name), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for c, _, _ := leftovers(t, b, attached.name); c > 0; c, _, _ = leftovers(t, b, attached.name) {
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d containers of the resumed session still there after its client was killed", c)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	detached.must("deploy", "--progress", "quiet", "--delete", "-f", "deploy.yaml")
 }

@@ -38,6 +38,8 @@ type testServer struct {
 	// operator is an operator token (tenant "ops").
 	operator   string
 	tokensFile string
+	served     backends.Backend // what the server serves (b, or a wrapper of it)
+	cfg        Config
 }
 
 func newTestServer(t testing.TB) *testServer {
@@ -86,17 +88,39 @@ func newTestServerOver(t testing.TB, wrap func(backends.Backend) backends.Backen
 	if wrap != nil {
 		served = wrap(b)
 	}
-	ts.srv, err = New(ctx, served, Config{DataDir: filepath.Join(dir, "data"), TokensFile: tokens, Environ: env})
+	ts.served, ts.cfg = served, Config{DataDir: filepath.Join(dir, "data"), TokensFile: tokens, Environ: env}
+	ts.serve(ctx)
+	return ts
+}
+
+// serve starts the server of ts.cfg on a test listener.
+func (ts *testServer) serve(ctx context.Context) {
+	t := ts.t
+	t.Helper()
+	srv, err := New(ctx, ts.served, ts.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(ts.srv.Close)
+	ts.srv = srv
+	t.Cleanup(srv.Close)
 	// The real server's limits, on a test listener.
 	ts.http = httptest.NewUnstartedServer(nil)
-	ts.http.Config = ts.srv.httpServer(context.Background())
+	ts.http.Config = srv.httpServer(context.Background())
 	ts.http.Start()
 	t.Cleanup(ts.http.Close)
-	return ts
+}
+
+// restart stops the server (as a rollout does: its sessions' connections
+// drop) and starts another on the same data, with extra environment.
+func (ts *testServer) restart(extra ...string) {
+	ts.t.Helper()
+	ts.http.CloseClientConnections()
+	ts.http.Close()
+	ts.srv.Close()
+	ts.cfg.Environ = append(slices.Clone(extra), ts.cfg.Environ...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ts.serve(ctx)
 }
 
 func loadTestImage(t testing.TB, b backends.Backend) {

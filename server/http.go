@@ -153,6 +153,9 @@ func (s *Server) logged(next http.Handler) http.Handler {
 		_, _ = rand.Read(rid)
 		info := &requestInfo{}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+		if probe := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"; probe && rec.status == http.StatusOK {
+			return // a probe every few seconds: only its failures are news
+		}
 		s.log.Info("request", "id", hex.EncodeToString(rid), "method", r.Method, "path", r.URL.Path,
 			"status", rec.status, "tenant", info.tenant, "remote", r.RemoteAddr,
 			"duration_ms", time.Since(start).Milliseconds())

@@ -46,6 +46,35 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request, id identity)
 	writeJSON(w, http.StatusOK, out)
 }
 
+// inspectImage is GET /v1/images/inspect?name=REF: the image REF names, if
+// the backend has it and the tenant may see it (else 404). A client asks
+// before it sends an image the list lacks: on kubernetes without read
+// access to nodes the list holds only the images pods use, while the
+// nodes may have the one asked for (the operator's, which a load would
+// refuse to replace).
+func (s *Server) inspectImage(w http.ResponseWriter, r *http.Request, id identity) {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		writeError(w, fmt.Errorf("%w: want ?name=IMAGE", errdefs.ErrInvalidArgument))
+		return
+	}
+	imgs, err := backends.Want[backends.Images](s.b, backends.FeatureImages, "inspecting images")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	img, err := imgs.InspectImage(r.Context(), name)
+	if err == nil && !s.imageOwners.visible(id.tenant, img) {
+		err = fmt.Errorf("%w: image %s", errdefs.ErrNotFound, name)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	img.Tags = s.imageOwners.visibleTags(id.tenant, img)
+	writeJSON(w, http.StatusOK, img)
+}
+
 // loadImage is POST /v1/images/load: a docker-archive or OCI layout tar
 // into the backend's store (cornus image load --server; no registry
 // needed). The body is bounded and must keep moving. It is spooled to

@@ -28,6 +28,9 @@ import (
 const (
 	EnvTokensFile   = "CORNUS_TOKENS_FILE"
 	EnvAdvertiseURL = "CORNUS_ADVERTISE_URL"
+	// EnvAdvertiseCA names a PEM file of the CA companions trust for the
+	// advertised URL (a private or self-signed certificate: the chart's).
+	EnvAdvertiseCA  = "CORNUS_ADVERTISE_CA"
 	EnvRegistryHost = "CORNUS_REGISTRY_HOST"
 	// EnvRegistryQuota bounds what one tenant keeps in the registry
 	// (a size: 20GiB; default DefaultRegistryQuota).
@@ -43,6 +46,7 @@ type Config struct {
 	DataDir        string // <CORNUS_DATA_DIR>/server holds tokens and sessions
 	TokensFile     string // default <DataDir>/server/tokens
 	AdvertiseURL   string // what companions dial back to
+	AdvertiseCA    string // PEM: the CA companions trust for it ("": the system's)
 	// RegistryHost is how a backend's nodes reach the registry
 	// (host:port; registrynodes.go); default: the address served on.
 	RegistryHost string
@@ -145,7 +149,7 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
-		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, Remote: s.remote}))
+		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, ServerCA: cfg.AdvertiseCA, Remote: s.remote}))
 	if s.registry, err = newRegistry(state, s); err != nil {
 		return nil, err
 	}
@@ -154,12 +158,17 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 		builds = registryBuilds{Backend: b, s: s, spool: filepath.Join(state, "uploads")}
 	}
 	s.builder = builder.New(builds, cfg.Environ)
-	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"))
-	s.policies = newPolicies(filepath.Join(state, "egress"))
-	if err := s.sessions.reconcile(ctx); err != nil {
+	grace, err := sessionGrace(cfg.Environ)
+	if err != nil {
 		return nil, err
 	}
-	// After reconcile: the deployments that used them are gone.
+	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"), grace)
+	s.policies = newPolicies(filepath.Join(state, "egress"))
+	if err := s.sessions.reconcile(); err != nil {
+		return nil, err
+	}
+	// The previous run's client-local mounts died with it (this process
+	// served them); a resumed session's deployment does not get them back.
 	if err := sweepMounts(s.mountsDir); err != nil {
 		return nil, err
 	}
@@ -187,6 +196,10 @@ func (s *Server) Handler() http.Handler {
 	// The registry answers its own 401s (the challenge registry clients
 	// follow) and checks tokens itself.
 	mux.Handle("/v2/", s.registry)
+	// Probes (a Deployment's, a load balancer's): no token, nothing told
+	// but whether the server and its backend answer.
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	return s.logged(mux)
 }
 
@@ -239,6 +252,7 @@ func (s *Server) routes() []route {
 		{pattern: "POST /v1/projects/{project}/pull", h: s.pull, free: freeServed},
 		{pattern: "POST /v1/projects/{project}/push", h: s.push, free: freeServed},
 		{pattern: "GET /v1/images", h: s.listImages},
+		{pattern: "GET /v1/images/inspect", h: s.inspectImage},
 		{pattern: "POST /v1/images/load", h: s.loadImage},
 		{pattern: "GET /v1/relay/{project}", h: s.relay, caretaker: true},
 	}

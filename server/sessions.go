@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -18,7 +15,6 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/engine"
-	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/wsconn"
 )
@@ -129,13 +125,17 @@ type sessions struct {
 	// removed from, closed when it is gone: an up of one waits, or the
 	// removal would take the new containers too.
 	removing map[string]chan struct{}
+	// orphans are the sessions of the previous run, waiting for their
+	// clients for grace (resume.go).
+	orphans  map[string]*orphan
+	grace    time.Duration
 	stopping bool
 	downs    sync.WaitGroup
 }
 
-func newSessions(s *Server, path string) *sessions {
+func newSessions(s *Server, path string, grace time.Duration) *sessions {
 	return &sessions{srv: s, path: path, byID: map[string]*session{}, byProject: map[string]*session{}, deploying: map[string]*session{},
-		removing: map[string]chan struct{}{}}
+		removing: map[string]chan struct{}{}, orphans: map[string]*orphan{}, grace: grace}
 }
 
 // awaitRemoval waits until no ended session's deployment of project is
@@ -160,65 +160,26 @@ func (ss *sessions) awaitRemoval(ctx context.Context, project string, then func(
 	}
 }
 
-// stateFile is sessions.json: the deployments sessions own, so a server
-// killed mid-session knows at its next start what to take down.
-type stateFile struct {
-	Sessions []sessionState `json:"sessions"`
-}
-
-type sessionState struct {
-	ID      string `json:"id"`
-	Tenant  string `json:"tenant"`
-	Project string `json:"project"`
-	Detach  bool   `json:"detach,omitempty"`
-}
-
-// reconcile runs at startup: every session of the previous run is gone
-// with its connection, so deployments they owned (not detached) go.
-func (ss *sessions) reconcile(ctx context.Context) error {
-	data, err := boundedfile.Read(ss.path, boundedfile.ServerState)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("sessions: %w", err)
-	}
-	var st stateFile
-	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("sessions %s: %w", ss.path, err)
-	}
-	for _, s := range st.Sessions {
-		if s.Project == "" || s.Detach {
-			continue
-		}
-		ss.srv.log.Info("removing the deployment of a session that did not survive the restart", "project", s.Project, "session", short(s.ID))
-		grace := dropGrace
-		if err := ss.srv.e.Down(ctx, s.Project, engine.DownOptions{Timeout: &grace}); err != nil {
-			return fmt.Errorf("remove deployment %s of a dead session: %w", s.Project, err)
-		}
-		ss.srv.tokens.forgetCaretaker(s.Project)
-		ss.srv.policies.forget(s.Project)
-	}
-	return ss.saveLocked()
-}
-
-func (ss *sessions) saveLocked() error {
-	var st stateFile
-	for _, s := range ss.byProject {
-		st.Sessions = append(st.Sessions, sessionState{ID: s.id, Tenant: s.tenant, Project: s.project, Detach: s.detach})
-	}
-	return writeFileAtomic(ss.path, st)
-}
-
 // session is GET /v1/projects/{project}/session: the WebSocket that
 // carries the session.
 func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
 	sess := &session{id: hex.EncodeToString(idb), tenant: id.tenant, detach: r.URL.Query().Get("detach") == "1"}
+	project := r.PathValue("project")
+	resume := r.URL.Query().Get("resume")
+	undo := func() {}
+	if resume != "" {
+		var err error
+		if undo, err = s.sessions.claim(sess, resume, id.tenant, project); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	w.Header().Set(api.HeaderSession, sess.id)
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
+		undo()
 		return // Accept answered
 	}
 	c.SetReadLimit(-1) // yamux frames carry their own bounds
@@ -226,16 +187,20 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	defer cancel()
 	mux, err := yamux.Server(wsconn.New(ctx, c), muxConfig())
 	if err != nil {
+		undo()
 		c.Close(websocket.StatusInternalError, "session")
 		return
 	}
 	sess.mux = mux
 	if !s.sessions.add(sess) {
+		undo()
 		mux.Close()
 		return
 	}
 	defer s.sessions.end(sess)
-	project := r.PathValue("project")
+	if resume != "" {
+		s.sessions.resumed(sess, project)
+	}
 	// A revoked token, or the project passing to another tenant, closes
 	// the session (live.go).
 	defer s.live.add(id, project, func() { mux.Close() })()
@@ -285,6 +250,17 @@ func (ss *sessions) end(s *session) {
 	ss.mu.Lock()
 	delete(ss.byID, s.id)
 	owned := s.project != "" && ss.byProject[s.project] == s
+	if ss.stopping {
+		// The server stops, not the client: the deployment stays for the
+		// next start, where the client may resume (sessions.json keeps
+		// the session).
+		ss.mu.Unlock()
+		ss.downs.Done()
+		if err := s.unmount(); err != nil {
+			ss.srv.log.Error("unmount the client-local mounts of a session at shutdown", "session", short(s.id), "err", err)
+		}
+		return
+	}
 	if owned {
 		delete(ss.byProject, s.project)
 	}
@@ -460,8 +436,8 @@ func (ss *sessions) of(project string) (string, bool) {
 }
 
 // closeAll ends every session at shutdown and waits (bounded) for each
-// session's end: its state saved, its mounts gone, the deployment it
-// owned removed.
+// session's end: its mounts gone; the deployment it owned stays for the
+// next start (resume.go).
 func (ss *sessions) closeAll() {
 	ss.mu.Lock()
 	ss.stopping = true

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -70,6 +71,17 @@ func TestImagesPerTenant(t *testing.T) {
 		_, body := ts.request(http.MethodGet, "/v1/images", tok, nil)
 		if strings.Contains(body, strings.Split(ref, ":")[0]) != want {
 			t.Errorf("listing shows alice's image: %t, want %t: %s", !want, want, body)
+		}
+		// Nor by asking for it by name (issue 28's inspect route).
+		code, body := ts.request(http.MethodGet, "/v1/images/inspect?name="+url.QueryEscape(ref), tok, nil)
+		if (code == http.StatusOK) != want || want && !strings.Contains(body, strings.Split(ref, ":")[0]) {
+			t.Errorf("inspect of alice's image: %d %s, want found %t", code, body, want)
+		}
+	}
+	// The operator's shared image is there for both.
+	for _, tok := range []string{ts.alice, ts.bob} {
+		if code, body := ts.request(http.MethodGet, "/v1/images/inspect?name="+url.QueryEscape(testImage), tok, nil); code != http.StatusOK {
+			t.Errorf("inspect of the shared %s: %d %s", testImage, code, body)
 		}
 	}
 	// bob cannot overwrite it, nor the operator's image, nor write

@@ -3,6 +3,8 @@ package kubernetes
 import (
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 
 	"github.com/containerd/errdefs"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +31,8 @@ func translate(err error) error {
 		class = errdefs.ErrPermissionDenied
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		class = errdefs.ErrInvalidArgument
-	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err):
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err),
+		unreachable(err):
 		class = errdefs.ErrUnavailable
 	default:
 		return err
@@ -38,6 +41,13 @@ func translate(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", err, class)
+}
+
+// unreachable reports an API server that did not answer at all (down,
+// restarting, its address not routed yet).
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // wrap names what failed: "create pod x: <api error>: <class>".

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"text/tabwriter"
+	"time"
 
+	"github.com/containerd/errdefs"
 	"github.com/spf13/cobra"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/server"
 )
@@ -21,6 +26,7 @@ func dataDir(environ []string) string {
 
 func newServeCmd(s streams) *cobra.Command {
 	cfg := server.Config{Listen: "127.0.0.1:7443"}
+	var caFile string
 	cmd := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--tls-cert F --tls-key F]",
 		Short: "Serve the deploy API: deploy from other machines to this one's backend",
@@ -39,16 +45,22 @@ func newServeCmd(s streams) *cobra.Command {
 			if cfg.RegistryHost == "" {
 				cfg.RegistryHost = envValue(s.Environ, server.EnvRegistryHost)
 			}
+			if caFile == "" {
+				caFile = envValue(s.Environ, server.EnvAdvertiseCA)
+			}
+			if caFile != "" {
+				ca, err := os.ReadFile(caFile)
+				if err != nil {
+					return fmt.Errorf("--advertise-ca: %w", err)
+				}
+				cfg.AdvertiseCA = string(ca)
+			}
 			cfg.Log = slog.New(slog.NewJSONHandler(s.Err, nil))
-			b, err := fromenv.Open(ctx, s.Environ)
+			b, srv, err := openServer(ctx, s.Environ, cfg)
 			if err != nil {
 				return err
 			}
 			defer b.Close()
-			srv, err := server.New(ctx, b, cfg)
-			if err != nil {
-				return err
-			}
 			return srv.Serve(ctx, func(addr string) {
 				scheme := "http"
 				if cfg.TLSCert != "" {
@@ -65,6 +77,7 @@ func newServeCmd(s streams) *cobra.Command {
 	fl.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "Serve plain HTTP off loopback (tokens cross the network in the clear)")
 	fl.StringVar(&cfg.TokensFile, "tokens-file", "", "Client tokens (default $CORNUS_TOKENS_FILE, else $CORNUS_DATA_DIR/server/tokens)")
 	fl.StringVar(&cfg.AdvertiseURL, "advertise-url", "", "URL companions dial back to (default $CORNUS_ADVERTISE_URL)")
+	fl.StringVar(&caFile, "advertise-ca", "", "PEM file of the CA the companions trust for the advertised URL (a private certificate's; default $CORNUS_ADVERTISE_CA)")
 	fl.StringVar(&cfg.RegistryHost, "registry-host", "", "HOST:PORT the backend's nodes pull this server's registry from, where they pull every image (kubernetes; default $CORNUS_REGISTRY_HOST, else the address served on)")
 	return cmd
 }
@@ -133,4 +146,31 @@ func newTokenCmd(s streams) *cobra.Command {
 		cmd.AddCommand(c)
 	}
 	return cmd
+}
+
+// openServer opens the backend and the server on it, retrying while the
+// backend is unreachable (a cluster's API server restarting, a daemon
+// not up yet): a server that exited instead would restart in a loop. It
+// says so each time; anything else fails at once.
+func openServer(ctx context.Context, environ []string, cfg server.Config) (backends.Backend, *server.Server, error) {
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		b, err := fromenv.Open(ctx, environ)
+		if err == nil {
+			srv, serr := server.New(ctx, b, cfg)
+			if serr == nil {
+				return b, srv, nil
+			}
+			b.Close()
+			err = serr
+		}
+		if !errdefs.IsUnavailable(err) {
+			return nil, nil, err
+		}
+		cfg.Log.Warn("the backend is unreachable; retrying", "err", err.Error(), "in", wait.String())
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/server/api"
@@ -26,4 +27,12 @@ func (c *Client) ListImages(ctx context.Context) ([]backends.Image, error) {
 	var imgs []backends.Image
 	err := c.call(ctx, http.MethodGet, api.Version+"/images", nil, nil, &imgs)
 	return imgs, err
+}
+
+// InspectImage asks the server for the image ref names, as this tenant
+// sees it (errdefs.ErrNotFound: not there, or not for this tenant).
+func (c *Client) InspectImage(ctx context.Context, ref string) (backends.Image, error) {
+	var img backends.Image
+	err := c.call(ctx, http.MethodGet, api.Version+"/images/inspect", url.Values{"name": {ref}}, nil, &img)
+	return img, err
 }

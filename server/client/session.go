@@ -39,6 +39,18 @@ func (c *Client) OpenSession(ctx context.Context, project string, detach bool) (
 	if detach {
 		q.Set("detach", "1")
 	}
+	return c.openSession(ctx, project, q)
+}
+
+// ResumeSession takes session id of project up again after the server
+// restarted (its deployment waits for it for the server's grace):
+// errdefs.ErrNotFound when there is none to resume, ErrUnavailable while
+// the server cannot be reached.
+func (c *Client) ResumeSession(ctx context.Context, project, id string) (*Session, error) {
+	return c.openSession(ctx, project, url.Values{"resume": {id}})
+}
+
+func (c *Client) openSession(ctx context.Context, project string, q url.Values) (*Session, error) {
 	ws, resp, err := c.dialWS(ctx, projectPath(project, "session"), q.Encode())
 	if err != nil {
 		return nil, err
