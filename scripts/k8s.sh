@@ -42,7 +42,8 @@
 # Afterwards (printed at the end):
 #   KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig  cornus's service account
 #     "cornus" in namespace "cornus", bound to exactly the Role of
-#     backends/kubernetes/rbac.yaml (what the tests use)
+#     the chart's templates/rbac.yaml (charts/cornus, as `cornus k8s rbac`
+#     prints it: what the tests use)
 #   /run/cornus-k8s/admin.kubeconfig  cluster admin (scripts, kubectl)
 # Stop everything with scripts/k8s-down.sh.
 set -euo pipefail
@@ -400,7 +401,7 @@ provisioner: kubernetes.io/host-path
 reclaimPolicy: Delete
 volumeBindingMode: Immediate
 EOY
-sed "s/namespace: cornus\$/namespace: $ns/" "$repo/backends/kubernetes/rbac.yaml" | admin apply -f - >/dev/null
+(cd "$repo" && go run ./cmd/cornus k8s rbac --namespace "$ns") | admin apply -f - >/dev/null
 admin -n "$ns" apply -f - >/dev/null <<EOY
 apiVersion: v1
 kind: Secret

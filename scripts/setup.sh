@@ -6,7 +6,8 @@
 # Kubernetes test cluster: its first run builds Kubernetes, ~15 min, cached
 # by version), and buildkitd for builds on the backends without a builder
 # of their own (its first run builds it, ~5 min, cached by version), and
-# the OCI conformance test (~20 s, cached by version) and skopeo.
+# the OCI conformance test (~20 s, cached by version), skopeo, and helm
+# (the chart's tests; its first run builds it, ~7 min, cached by version).
 # `setup.sh demo` does only what `make demo` needs: busybox and dockerd
 # (the demo runs on the default backend).
 # Idempotent; safe to run on every `make test` / `make demo`.
@@ -44,3 +45,4 @@ fi
 "$here/podman.sh"
 "$here/k8s.sh"
 "$here/sshfs.sh" >/dev/null
+"$here/helm.sh" >/dev/null

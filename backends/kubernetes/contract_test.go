@@ -11,7 +11,7 @@ import (
 )
 
 // testKubeconfig is the kubeconfig scripts/k8s.sh writes for cornus's
-// service account, bound to exactly backends/kubernetes/rbac.yaml's Role:
+// service account, bound to exactly the chart's Role (charts/cornus/templates/rbac.yaml):
 // the tests prove that Role is enough.
 const testKubeconfig = "/run/cornus-k8s/cornus.kubeconfig"
 

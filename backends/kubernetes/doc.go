@@ -40,7 +40,7 @@
 // healthcheck is a liveness probe too), CORNUS_K8S_NETWORK_POLICY
 // (enforced, unenforced), CORNUS_K8S_START_TIMEOUT (2m),
 // CORNUS_K8S_WORKLOADS (controllers, the default; pods). The verbs it uses
-// are those of backends/kubernetes/rbac.yaml (`cornus k8s rbac`).
+// are those of the chart's templates/rbac.yaml (`cornus k8s rbac`).
 //
 // # Mapping
 //

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -43,11 +45,18 @@ func newCaretakerCmd(s streams) *cobra.Command {
 // binary, loads it into the selected backend and prints its reference.
 func newAgentCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "The caretaker companion's image"}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "image",
-		Short: "Build the agent image from this binary, load it into the backend, print its reference",
-		Args:  cobra.NoArgs,
+	var out string
+	image := &cobra.Command{
+		Use:   "image [-o FILE]",
+		Short: "Build the agent image from this binary, load it into the backend (or write it to FILE), print its reference",
+		Long: "Build the image of this binary at /cornus: the caretaker companions' image, and the in-cluster server's " +
+			"(charts/cornus runs it with image.tag the digest printed). With -o, write it as a docker-archive instead of " +
+			"loading it: import it into each node (ctr -n k8s.io images import FILE) or push it to a registry.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out != "" {
+				return writeAgentImage(s, out)
+			}
 			b, err := fromenv.Open(cmd.Context(), s.Environ)
 			if err != nil {
 				return err
@@ -60,6 +69,30 @@ func newAgentCmd(s streams) *cobra.Command {
 			fmt.Fprintln(s.Out, ref)
 			return nil
 		},
-	})
+	}
+	image.Flags().StringVarP(&out, "output", "o", "", "Write the image to FILE (docker-archive) instead of loading it")
+	cmd.AddCommand(image)
 	return cmd
+}
+
+// writeAgentImage writes this binary's agent image to path and prints its
+// reference.
+func writeAgentImage(s streams, path string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ref, err := caretaker.AgentRef(exe)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(caretaker.BuildAgentImage(pw, exe, ref)) }()
+	err = writeWhole(path, pr)
+	pr.CloseWithError(errors.New("write ended"))
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(s.Out, ref)
+	return err
 }

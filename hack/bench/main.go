@@ -161,6 +161,7 @@ func noDockerdRows(o options, dir string) bool {
 	case "kubernetes":
 		b.mustWrite("ten.yaml", services(o.image, 10, 1))
 		b.kubernetesRows(o.kubeconfig, o.runs)
+		b.inclusterRows(o.runs)
 	case "podman":
 		b.mustWrite("ten.yaml", services(o.image, 10, 1))
 		b.podmanRows(o.image, o.podmanSock, o.runs)
@@ -194,7 +195,10 @@ func (b bench) allRows(o options, dockerSock string) {
 		{o.serve, func() { b.serveRows(o.image, o.runs) }},
 		{o.registry != "", func() { b.registryRows(o.registry, o.runs) }},
 		{o.podman == "on" || o.podman == "auto" && podmanAnswers(o.podmanSock), func() { b.podmanRows(o.image, o.podmanSock, o.runs) }},
-		{o.kubernetes == "on" || o.kubernetes == "auto" && kubernetesAnswers(o.kubeconfig), func() { b.kubernetesRows(o.kubeconfig, o.runs) }},
+		{o.kubernetes == "on" || o.kubernetes == "auto" && kubernetesAnswers(o.kubeconfig), func() {
+			b.kubernetesRows(o.kubeconfig, o.runs)
+			b.inclusterRows(o.runs)
+		}},
 		{o.incus == "on" || o.incus == "auto" && incusAnswers(o.incusSock), func() { b.incusRows(o.image, o.incusSock, o.runs, t.upD, t.downD) }},
 	}
 	for _, r := range rows {
