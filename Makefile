@@ -8,7 +8,7 @@ LDFLAGS := -s -w -X github.com/cornus-dev/cornus/internal/buildinfo.version=$(VE
 FUZZTIME ?=
 export CGO_ENABLED := 0
 
-.PHONY: help build dist setup test check unit e2e-backends fuzz stress demo bench scale clean
+.PHONY: help build dist setup test check unit e2e-backends fuzz drills stress demo bench scale clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -26,7 +26,7 @@ setup: ## install and start what tests and the demo need (docker.io, busybox-sta
 # stage's result, time and failing tests (logs in bin/test-logs).
 TESTSH = GO='$(GO)' FUZZTIME='$(FUZZTIME)' scripts/test.sh
 
-test: ## everything CI runs (.ci/run): check, setup, unit, e2e-backends, fuzz
+test: ## everything CI runs (.ci/run): check, setup, unit, e2e-backends, fuzz, drills
 	@$(TESTSH)
 
 check: ## gofmt, go vet and golangci-lint (.golangci.yml)
@@ -40,6 +40,9 @@ e2e-backends: ## the e2e package (CLI, proxy with real clients, drills) again on
 
 fuzz: ## run every fuzz target (a fixed count of inputs each; FUZZTIME overrides)
 	@$(TESTSH) fuzz
+
+drills: ## the test cluster's fault drills (kubelet restart, API server outage) under the in-cluster server
+	@$(TESTSH) drills
 
 stress: ## make test three times in a row, each on a fresh clone of HEAD, beside stress-ng --cpu 2
 	scripts/stress.sh 3

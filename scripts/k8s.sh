@@ -71,6 +71,9 @@ answers() {
 	for d in "${daemons[@]}"; do
 		[ -f "$state/$d.pid" ] && kill -0 "$(cat "$state/$d.pid")" 2>/dev/null || return 1
 	done
+	# A cluster started by an older k8s.sh (without the registry hosts
+	# directory, or without the daemons' recorded commands) starts again.
+	grep -q "config_path = \"$state/certs.d\"" "$state/containerd.toml" 2>/dev/null && [ -f "$state/kubelet.cmd" ] || return 1
 	[ -f "$state/pki/token" ] && [ -f "$state/cornus.kubeconfig" ] &&
 		curl -sfk -A cornus-k8s.sh --max-time 2 -H "Authorization: Bearer $(cat "$state/pki/token")" \
 			"https://127.0.0.1:$apiport/api/v1/nodes/$node" 2>/dev/null | grep -q '"type":"Ready","status":"True"'
@@ -156,7 +159,7 @@ if answers; then
 fi
 # Whatever a half-started cluster left (processes, mounts) goes first.
 "$here/k8s-down.sh" --keep-data >/dev/null 2>&1 || true
-mkdir -p "$state"/{pki,logs,cni}
+mkdir -p "$state"/{pki,logs,cni,certs.d}
 cd "$state"
 
 # start NAME CMD...: run a daemon detached, holding none of our descriptors
@@ -173,6 +176,7 @@ start() {
 		exec setsid "$@" </dev/null >>"$state/logs/$name.log" 2>&1
 	) &
 	echo $! >"$state/$name.pid"
+	printf '%q ' "$@" >"$state/$name.cmd" # for k8s-restart.sh
 }
 alive() { kill -0 "$(cat "$state/$1.pid")" 2>/dev/null; }
 # waitfor WHAT DAEMON CHECK...: poll CHECK for 60 s while DAEMON lives.
@@ -271,6 +275,10 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$state/cni"
+  # Registries the node trusts (HOST:PORT/hosts.toml, read at each pull:
+  # the in-cluster cornus server's registry, with its chart's CA).
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$state/certs.d"
 EOC
 cat >cni/10-$cni_name.conflist <<EOC
 {"cniVersion": "0.4.0", "name": "$cni_name", "plugins": [

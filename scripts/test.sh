@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh [STAGE...] — run cornus's test stages (all of them, in order, by
-# default: check setup unit e2e fuzz; `make test` runs this) and print a
+# default: check setup unit e2e fuzz drills; `make test` runs this) and print a
 # summary of each stage's result, time and failing tests.
 #
 # Every stage runs even when an earlier one failed, so a flake in one
@@ -12,7 +12,9 @@
 # five platforms' builds by scripts/dist.sh --check), setup
 # (scripts/setup.sh), unit (go test ./..., the slowest packages first), e2e
 # (the e2e package once per other backend), fuzz (each fuzz target for a
-# fixed count of inputs; FUZZTIME overrides). They run in that order; e2e
+# fixed count of inputs; FUZZTIME overrides), drills (the cluster's fault
+# drills, CORNUS_DRILLS=1: they restart the node's kubelet and stop its API
+# server, so they run alone, last). They run in that order; e2e
 # runs in four lanes at once, each on daemons of its own:
 #
 #   containerd → bare  (they share CNI's address space: one after the other)
@@ -287,10 +289,10 @@ summary() {
 	return "$failed"
 }
 
-[ $# -gt 0 ] || set -- check setup unit e2e fuzz
+[ $# -gt 0 ] || set -- check setup unit e2e fuzz drills
 for s in "$@"; do
-	case $s in check | setup | unit | e2e | fuzz) ;; *)
-		echo "test.sh: unknown stage $s (check, setup, unit, e2e, fuzz)" >&2
+	case $s in check | setup | unit | e2e | fuzz | drills) ;; *)
+		echo "test.sh: unknown stage $s (check, setup, unit, e2e, fuzz, drills)" >&2
 		exit 2
 		;;
 	esac
@@ -324,6 +326,13 @@ for s in "$@"; do
 		fi
 		;;
 	fuzz) [ -n "$fuzz_joins" ] || fuzz ;;
+	drills)
+		if [ -n "$setup_failed" ]; then
+			skip drills "setup failed"
+		else
+			CORNUS_DRILLS=1 serial drills "$GO" test -count=1 -timeout "$TEST_TIMEOUT" -run '^TestClusterFaults$' ./charts
+		fi
+		;;
 	esac
 done
 summary

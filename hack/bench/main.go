@@ -57,7 +57,7 @@ func parseFlags() options {
 	flag.StringVar(&o.compose, "compose", "", "docker compose binary (standalone)")
 	flag.IntVar(&o.runs, "runs", 7, "runs per measurement (median reported)")
 	flag.StringVar(&o.image, "image", "cornus-bench/busybox:1", "image the services run (must be loaded)")
-	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, verbs (compose run and stats), containerd, bare, incus, serve, podman, kubernetes, mounts, registry (the -registry rows), build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
+	flag.StringVar(&o.only, "only", "all", "what to measure: all, compose (all but the proxy), proxy, ps, verbs (compose run and stats), containerd, bare, incus, serve, podman, kubernetes, incluster (the in-cluster server's rows of kubernetes), mounts, registry (the -registry rows), build (the -builds rows), or scale (the 500-container run of make scale, not part of all)")
 	flag.IntVar(&o.scaleServices, "scale-services", 50, "services of the scale project")
 	flag.IntVar(&o.scaleReplicas, "scale-replicas", 10, "replicas of each service of the scale project")
 	flag.BoolVar(&o.containerd, "containerd", false, "also time cornus on the private containerd (scripts/containerd.sh) against the containerd floor (raw parallel containerd and CNI calls)")
@@ -161,6 +161,9 @@ func noDockerdRows(o options, dir string) bool {
 	case "kubernetes":
 		b.mustWrite("ten.yaml", services(o.image, 10, 1))
 		b.kubernetesRows(o.kubeconfig, o.runs)
+		b.inclusterRows(o.runs)
+	case "incluster":
+		b.mustWrite("ten.yaml", services(o.image, 10, 1))
 		b.inclusterRows(o.runs)
 	case "podman":
 		b.mustWrite("ten.yaml", services(o.image, 10, 1))

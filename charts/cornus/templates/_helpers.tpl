@@ -53,3 +53,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "cornus.probeScheme" -}}
 {{- if .Values.insecure -}}HTTP{{- else -}}HTTPS{{- end -}}
 {{- end -}}
+
+{{/* HOST:PORT the nodes pull the server's registry from, when known. */}}
+{{- define "cornus.registryHost" -}}
+{{- if .Values.registry.host -}}
+{{- .Values.registry.host -}}
+{{- else if and (eq .Values.service.type "NodePort") .Values.service.nodePort -}}
+{{- printf "127.0.0.1:%v" .Values.service.nodePort -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# k8s-restart.sh DAEMON [SECONDS]: stop one daemon of the cluster
+# scripts/k8s.sh runs (kubelet, apiserver, ...), keep it down SECONDS
+# (default 0), and start it again with the very command k8s.sh started it
+# with ($state/DAEMON.cmd). The fault drills use it: a node's kubelet
+# restarted, the API server briefly unreachable.
+set -euo pipefail
+state=${CORNUS_K8S_STATE:-/run/cornus-k8s}
+name=${1:?usage: k8s-restart.sh DAEMON [SECONDS]}
+down=${2:-0}
+if [ ! -f "$state/$name.cmd" ] || [ ! -f "$state/$name.pid" ]; then
+	echo "k8s-restart.sh: $name has no recorded command in $state (start the cluster with scripts/k8s.sh)" >&2
+	exit 1
+fi
+pid=$(cat "$state/$name.pid")
+kill "$pid" 2>/dev/null || true
+for _ in $(seq 1 40); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.25
+done
+kill -9 "$pid" 2>/dev/null || true
+sleep "$down"
+(
+	for fd in /proc/$BASHPID/fd/*; do
+		fd=${fd##*/}
+		[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+	done
+	cd "$state"
+	eval "exec setsid $(cat "$state/$name.cmd")" </dev/null >>"$state/logs/$name.log" 2>&1
+) &
+echo $! >"$state/$name.pid"
