@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/containerd/errdefs"
 	"github.com/hashicorp/yamux"
 
@@ -24,7 +23,7 @@ import (
 	"github.com/cornus-dev/cornus/egress/sandbox"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/server/api"
-	"github.com/cornus-dev/cornus/server/wsconn"
+	"github.com/cornus-dev/cornus/server/muxconn"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -122,16 +121,15 @@ func (ps *policies) forget(project string) {
 // caretaker companion dials back on (its caretaker token only), carrying
 // its relayed streams.
 func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
-	if err != nil {
-		return
-	}
-	c.SetReadLimit(-1)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	mux, err := yamux.Server(wsconn.New(ctx, c), muxConfig())
+	c, err := muxconn.Accept(ctx, w, r)
 	if err != nil {
-		c.Close(websocket.StatusInternalError, "relay")
+		return // Accept answered
+	}
+	mux, err := yamux.Server(c, muxConfig())
+	if err != nil {
+		_ = c.Close()
 		return
 	}
 	defer mux.Close()

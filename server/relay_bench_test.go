@@ -20,10 +20,13 @@ import (
 // back). make bench prints both side by side.
 func BenchmarkEgress(b *testing.B) {
 	ts := newTestServer(b)
+	ts.srv.cfg.AdvertiseURL = ts.http.URL // what the companions would dial
 	const bulk = 16 << 20
 	target := serveBytes(b, bulk)
-	p := spec.Project{Name: uniqueProject("egb"), Services: map[string]spec.App{"app": {Image: testImage,
-		Egress: &spec.Egress{Mode: spec.EgressProxy, Default: egress.Client}}}}
+	p := sleeperProject(uniqueProject("egb"))
+	app := p.Services["app"]
+	app.Egress = &spec.Egress{Mode: spec.EgressEnv, Default: egress.Client}
+	p.Services["app"] = app
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cl, _ := client.New(ts.http.URL, ts.alice)
@@ -32,21 +35,14 @@ func BenchmarkEgress(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer sess.Close()
-	pol, _ := egress.Compile(p.Services["app"].Egress, "bench", egress.PACOptions{})
+	pol, _ := egress.Compile(app.Egress, "bench", egress.PACOptions{})
 	sess.Handle(api.OpEgress, client.EgressHandlerDialing(map[string]*egress.Policy{"app": pol},
 		func(ctx context.Context, hostport string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", target)
 		}))
-	// What an up under this session would record.
-	if err := ts.srv.policies.set(p); err != nil {
-		b.Fatal(err)
-	}
-	defer ts.srv.policies.forget(p.Name)
-	if err := ts.srv.sessions.own(ts.session(sess.ID), p.Name); err != nil {
-		b.Fatal(err)
-	}
-	defer ts.settle(sess.ID, p.Name)
+	// The deployment, made under the session as an up makes it.
+	ts.mustUpWithSession(p, ts.alice, sess.ID)
 	tok := ts.caretakerToken(p.Name)
 	ct, _ := client.New(ts.http.URL, tok)
 	relay, err := ct.OpenRelay(ctx, p.Name)

@@ -76,14 +76,7 @@ func TestRelayRechecks(t *testing.T) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", strings.TrimPrefix(target.URL, "http://"))
 		}))
-	code, body := ts.requestWithSession(http.MethodPost, "/v1/projects/"+p.Name+"/up", ts.alice, sess.ID, map[string]any{"spec": p})
-	if code != http.StatusOK || strings.Contains(body, `"error"`) {
-		t.Fatalf("up: %d %s", code, body)
-	}
-	t.Cleanup(func() {
-		zero := time.Duration(0)
-		_ = ts.srv.e.Down(context.Background(), p.Name, engine.DownOptions{Volumes: true, Timeout: &zero})
-	})
+	ts.mustUpWithSession(p, ts.alice, sess.ID)
 	tok := ts.caretakerToken(p.Name)
 
 	// The caretaker's side of the relay.
@@ -142,11 +135,24 @@ func TestRelayRechecks(t *testing.T) {
 	}
 }
 
-// requestWithSession is request under a deploy-attach session.
-func (ts *testServer) requestWithSession(method, path, token, session string, body any) (int, string) {
+// mustUpWithSession deploys p under a deploy-attach session, or fails,
+// and takes it down at the end.
+func (ts *testServer) mustUpWithSession(p spec.Project, token, session string) {
 	ts.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, ts.http.URL+path, bytes.NewReader(b))
+	if code, body := ts.upWithSession(p, token, session); code != http.StatusOK || strings.Contains(body, `"error"`) {
+		ts.t.Fatalf("up: %d %s", code, body)
+	}
+	ts.t.Cleanup(func() {
+		zero := time.Duration(0)
+		_ = ts.srv.e.Down(context.Background(), p.Name, engine.DownOptions{Volumes: true, Timeout: &zero})
+	})
+}
+
+// upWithSession is an up of p under a deploy-attach session.
+func (ts *testServer) upWithSession(p spec.Project, token, session string) (int, string) {
+	ts.t.Helper()
+	b, _ := json.Marshal(map[string]any{"spec": p})
+	req, _ := http.NewRequest(http.MethodPost, ts.http.URL+"/v1/projects/"+p.Name+"/up", bytes.NewReader(b))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set(api.HeaderSession, session)
 	resp, err := http.DefaultClient.Do(req)

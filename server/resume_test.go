@@ -29,7 +29,7 @@ func TestSessionResumeAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := sleeperProject(project)
-		if code, body := ts.requestWithSession("POST", "/v1/projects/"+project+"/up", token, sess.ID, map[string]any{"spec": p}); code != 200 {
+		if code, body := ts.upWithSession(p, token, sess.ID); code != 200 {
 			t.Fatalf("up %s: %d %s", project, code, body)
 		}
 		t.Cleanup(func() { ts.down(project) })

@@ -10,13 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/containerd/errdefs"
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server/api"
-	"github.com/cornus-dev/cornus/server/wsconn"
+	"github.com/cornus-dev/cornus/server/muxconn"
 )
 
 // A deploy-attach session is one WebSocket from a client, multiplexed by
@@ -27,7 +26,7 @@ import (
 //
 // yamux, because it is small, has been carrying Consul's and Nomad's
 // streams for years, does flow control per stream and keepalives, and
-// runs over any net.Conn (here websocket.NetConn).
+// runs over any net.Conn (here muxconn's upgraded connection).
 
 // maxStreams bounds the streams open at once on one session or relay:
 // each may buffer up to streamWindow.
@@ -73,8 +72,11 @@ func serveStreams(mux *yamux.Session, serve func(*yamux.Stream)) {
 
 // streamWindow is how much a session stream may have in flight: yamux's
 // 256 KiB default caps a port-forward at a few hundred MiB/s on loopback
-// and far less over a real link.
-const streamWindow = 16 << 20
+// and far less over a real link; 4 MiB carries 200 MB/s at 20 ms of round
+// trip. More cost more than it gave (docs/benchmarks.md): yamux grows a
+// stream's receive buffer by doubling up to it, zeroing each new one, and
+// maxStreams of them may be held by a peer that does not read.
+const streamWindow = 4 << 20
 
 // dropGrace is the stop grace of a deployment whose client is gone: no
 // one waits for a graceful goodbye, and its ports and names should be
@@ -177,18 +179,17 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 		}
 	}
 	w.Header().Set(api.HeaderSession, sess.id)
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	c, err := muxconn.Accept(ctx, w, r)
 	if err != nil {
 		undo()
 		return // Accept answered
 	}
-	c.SetReadLimit(-1) // yamux frames carry their own bounds
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	defer cancel()
-	mux, err := yamux.Server(wsconn.New(ctx, c), muxConfig())
+	mux, err := yamux.Server(c, muxConfig())
 	if err != nil {
 		undo()
-		c.Close(websocket.StatusInternalError, "session")
+		_ = c.Close()
 		return
 	}
 	sess.mux = mux

@@ -373,7 +373,7 @@ func TestClientRoutesNeedARelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	code, body := ts.requestWithSession(http.MethodPost, "/v1/projects/"+p.Name+"/up", ts.alice, sess.ID, map[string]any{"spec": p})
+	code, body := ts.upWithSession(p, ts.alice, sess.ID)
 	if code != http.StatusPreconditionFailed || !strings.Contains(body, "detached") {
 		t.Fatalf("client routes on a detached session: %d %s", code, body)
 	}

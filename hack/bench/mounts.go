@@ -81,7 +81,7 @@ func mountRows(runs int) {
 	mountRow(fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[0].stat, t[1].stat)
 	mountRow("walk: readdir + lstat", t[0].walk, t[1].walk)
 	fmt.Printf("  %-22s (walk: the tree listed and every entry lstat'ed, as find or git status do)\n\n", "")
-	fmt.Printf("the same through a session stream (yamux over WebSocket on loopback, as cornus serve carries a client-local mount) vs sshfs:\n\n")
+	fmt.Printf("the same through a session stream (yamux over an upgraded connection on loopback, as cornus serve carries a client-local mount) vs sshfs:\n\n")
 	mountRow("read 100 MB file", t[2].read, t[1].read)
 	mountRow(fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[2].stat, t[1].stat)
 	mountRow("walk: readdir + lstat", t[2].walk, t[1].walk)

@@ -7,18 +7,18 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/caretaker/mount/export"
 	mountfuse "github.com/cornus-dev/cornus/caretaker/mount/fuse"
-	"github.com/cornus-dev/cornus/server/wsconn"
+	"github.com/cornus-dev/cornus/server/muxconn"
 )
 
-// sessionMount serves tree over a yamux stream of a WebSocket on
-// loopback, configured as cornus serve's sessions are (16 MiB stream
-// window, keepalives), and mounts it: the whole path a client-local mount
-// takes, minus the token check.
+// sessionMount serves tree over a yamux stream of an upgraded connection
+// on loopback (muxconn's, as cornus serve's sessions: bare between cornus
+// ends), configured as cornus serve's sessions are (16 MiB stream window,
+// keepalives), and mounts it: the whole path a client-local mount takes,
+// minus the token check.
 func sessionMount(tree, mnt string) (func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,13 +28,12 @@ func sessionMount(tree, mnt string) (func(), error) {
 	served := make(chan error, 1)
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The client side: it accepts the server's stream and exports.
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+		c, err := muxconn.Accept(ctx, w, r)
 		if err != nil {
 			served <- err
 			return
 		}
-		c.SetReadLimit(-1)
-		mux, err := yamux.Client(wsconn.New(ctx, c), benchMuxConfig())
+		mux, err := yamux.Client(c, benchMuxConfig())
 		if err != nil {
 			served <- err
 			return
@@ -49,15 +48,17 @@ func sessionMount(tree, mnt string) (func(), error) {
 	})}
 	go func() { _ = hs.Serve(l) }()
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
-	ws, _, err := websocket.Dial(dctx, "ws://"+l.Addr().String()+"/", &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
+	conn, resp, err := muxconn.Dial(dctx, http.DefaultClient, "http://"+l.Addr().String()+"/", nil)
 	dcancel()
+	if err == nil && conn == nil {
+		err = fmt.Errorf("upgrade refused: %s", resp.Status)
+	}
 	if err != nil {
 		cancel()
 		hs.Close()
 		return nil, err
 	}
-	ws.SetReadLimit(-1)
-	mux, err := yamux.Server(wsconn.New(ctx, ws), benchMuxConfig())
+	mux, err := yamux.Server(conn, benchMuxConfig())
 	if err != nil {
 		cancel()
 		hs.Close()
@@ -86,11 +87,11 @@ func sessionMount(tree, mnt string) (func(), error) {
 	}, nil
 }
 
-// benchMuxConfig is cornus serve's session configuration.
+// benchMuxConfig is cornus serve's session configuration (server/sessions.go).
 func benchMuxConfig() *yamux.Config {
 	conf := yamux.DefaultConfig()
 	conf.KeepAliveInterval, conf.ConnectionWriteTimeout = 2*time.Second, 10*time.Second
-	conf.MaxStreamWindowSize = 16 << 20
+	conf.MaxStreamWindowSize = 4 << 20
 	conf.LogOutput = nil
 	conf.Logger = discardYamux{}
 	return conf

@@ -15,6 +15,7 @@ import (
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/server/muxconn"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -35,6 +36,24 @@ func (c *Client) dialWS(ctx context.Context, path, rawQuery string) (*websocket.
 			return nil, nil, fmt.Errorf("server %s answered %s", c.base, resp.Status)
 		}
 		return nil, nil, fmt.Errorf("server %s unreachable: %w", c.base, errors.Join(err, errdefs.ErrUnavailable))
+	}
+	return conn, resp, nil
+}
+
+// dialMux opens the upgraded connection of a session or relay to path
+// with the token (muxconn: without WebSocket frames where the server
+// agrees).
+func (c *Client) dialMux(ctx context.Context, path, rawQuery string) (*muxconn.Conn, *http.Response, error) {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = rawQuery
+	conn, resp, err := muxconn.Dial(ctx, c.http, u.String(), http.Header{"Authorization": {"Bearer " + c.token}})
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("server %s unreachable: %w", c.base, errors.Join(err, errdefs.ErrUnavailable))
+	case conn == nil:
+		defer resp.Body.Close()
+		return nil, nil, readError(resp)
 	}
 	return conn, resp, nil
 }

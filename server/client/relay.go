@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/server/api"
-	"github.com/cornus-dev/cornus/server/wsconn"
+	"github.com/cornus-dev/cornus/server/muxconn"
 )
 
 // OpenRelay opens the relay connection of project's caretaker companion
@@ -42,15 +41,15 @@ func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions
 		q.Set("service", o.Service)
 		q.Set("replica", strconv.Itoa(o.Replica))
 	}
-	ws, _, err := c.dialWS(ctx, api.Version+"/relay/"+url.PathEscape(project), q.Encode())
+	conn, _, err := c.dialMux(ctx, api.Version+"/relay/"+url.PathEscape(project), q.Encode())
 	if err != nil {
 		return nil, err
 	}
-	mux, err := muxOver(ws)
+	mux, err := muxOver(conn)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{mux: mux, ws: ws, handlers: maps.Clone(o.Handlers)}
+	s := &Session{mux: mux, conn: conn, handlers: maps.Clone(o.Handlers)}
 	if s.handlers == nil {
 		s.handlers = map[string]Handler{}
 	}
@@ -58,18 +57,16 @@ func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions
 	return s, nil
 }
 
-// muxOver runs the client side of yamux over a WebSocket. The connection
-// outlives the dial's context.
-func muxOver(ws *websocket.Conn) (*yamux.Session, error) {
-	ws.SetReadLimit(-1) // yamux frames carry their own bounds
+// muxOver runs the client side of yamux over an upgraded connection.
+func muxOver(conn *muxconn.Conn) (*yamux.Session, error) {
 	conf := yamux.DefaultConfig()
 	conf.KeepAliveInterval, conf.ConnectionWriteTimeout = 2*time.Second, 10*time.Second
-	conf.MaxStreamWindowSize = 16 << 20 // as the server: bulk streams (port-forward, mounts) need more than 256 KiB in flight
+	conf.MaxStreamWindowSize = 4 << 20 // as the server (its streamWindow says why)
 	conf.LogOutput = nil
 	conf.Logger = discardLogger{}
-	mux, err := yamux.Client(wsconn.New(context.Background(), ws), conf)
+	mux, err := yamux.Client(conn, conf)
 	if err != nil {
-		_ = ws.CloseNow() // best effort: the yamux error is the one reported
+		_ = conn.Close() // best effort: the yamux error is the one reported
 		return nil, err
 	}
 	return mux, nil

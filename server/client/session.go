@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/containerd/errdefs"
 
-	"github.com/coder/websocket"
 	"github.com/hashicorp/yamux"
 
 	"github.com/cornus-dev/cornus/server/api"
@@ -20,9 +20,9 @@ import (
 // made under it live; its streams reach workloads, and the server's
 // streams (egress leaving from here, client-local mounts) reach handlers.
 type Session struct {
-	ID  string
-	mux *yamux.Session
-	ws  *websocket.Conn
+	ID   string
+	mux  *yamux.Session
+	conn io.Closer
 
 	mu       sync.Mutex
 	handlers map[string]Handler
@@ -51,15 +51,15 @@ func (c *Client) ResumeSession(ctx context.Context, project, id string) (*Sessio
 }
 
 func (c *Client) openSession(ctx context.Context, project string, q url.Values) (*Session, error) {
-	ws, resp, err := c.dialWS(ctx, projectPath(project, "session"), q.Encode())
+	conn, resp, err := c.dialMux(ctx, projectPath(project, "session"), q.Encode())
 	if err != nil {
 		return nil, err
 	}
-	mux, err := muxOver(ws)
+	mux, err := muxOver(conn)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, ws: ws, handlers: map[string]Handler{}}
+	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, conn: conn, handlers: map[string]Handler{}}
 	go s.accept()
 	return s, nil
 }
@@ -116,7 +116,7 @@ func (s *Session) Done() <-chan struct{} { return s.mux.CloseChan() }
 // Close ends the session: the server removes the deployments it owns.
 func (s *Session) Close() error {
 	err := s.mux.Close()
-	s.ws.Close(websocket.StatusNormalClosure, "")
+	_ = s.conn.Close() // yamux closed it already; the mux's error is the one
 	return err
 }
 
