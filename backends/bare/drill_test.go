@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,6 +70,24 @@ func answers(t *testing.T, port int) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err
+}
+
+// portDiag says who holds a published port: the NAT rules naming it and
+// the host's listeners on it (a refused connection has several causes:
+// another test's mapping of the same port among them).
+func portDiag(port int) string {
+	p := strconv.Itoa(port)
+	var out strings.Builder
+	nat, err := exec.Command("iptables", "-w", "-t", "nat", "-S").CombinedOutput()
+	fmt.Fprintf(&out, "NAT rules naming port %s (iptables: %v):\n", p, err)
+	for _, l := range strings.Split(string(nat), "\n") {
+		if strings.Contains(l, p) {
+			out.WriteString("  " + l + "\n")
+		}
+	}
+	ss, err := exec.Command("ss", "-Htlnp", "sport = :"+p).CombinedOutput()
+	fmt.Fprintf(&out, "listeners (ss: %v): %s", err, ss)
+	return out.String()
 }
 
 func killMonitor(t *testing.T, b *Backend, id string) monitor.Record {
@@ -134,6 +153,10 @@ func TestDrillKilledMonitor(t *testing.T) {
 	ctx := context.Background()
 	port := testnet.FreePort(t)
 	c := drillContainer(t, b, "drill-killed-monitor", port, "")
+	// It serves before: a failure after the kill is then the adoption's.
+	if err := answers(t, port); err != nil {
+		t.Fatalf("the container does not serve: %v\n%s", err, portDiag(port))
+	}
 	r := killMonitor(t, b, c.ID)
 	next, err := New(ctx, WithEnviron(environ))
 	if err != nil {
@@ -152,7 +175,7 @@ func TestDrillKilledMonitor(t *testing.T) {
 			adopted.Monitor, monitor.Alive(adopted), r.Monitor.Pid, err, adopted.Desired, adopted.State, lock, rs, rserr, next.reconcile(ctx))
 	}
 	if err := answers(t, port); err != nil {
-		t.Fatalf("the adopted container stopped serving: %v", err)
+		t.Fatalf("the adopted container stopped serving: %v\n%s", err, portDiag(port))
 	}
 	count := func() int {
 		var out bytes.Buffer
@@ -249,7 +272,7 @@ func TestDrillStartBesideDeadMonitorsLock(t *testing.T) {
 		t.Fatalf("no new monitor adopted it: %+v; %s", adopted.Monitor, supervisionLock(t, next, c.ID))
 	}
 	if err := answers(t, port); err != nil {
-		t.Fatalf("the adopted container stopped serving: %v", err)
+		t.Fatalf("the adopted container stopped serving: %v\n%s", err, portDiag(port))
 	}
 }
 

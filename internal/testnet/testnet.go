@@ -6,20 +6,48 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
 
-// FreePort returns a TCP port free on 127.0.0.1 right now.
+// FreePort returns a TCP port free on 127.0.0.1 right now, reserved for
+// t against the other test processes until t ends. A port a test
+// publishes through NAT (CNI's portmap) holds no socket, so the kernel
+// would hand it out again to the next bind of port 0: test packages that
+// run at once then published the same port twice, and a request reached
+// the other test's container. Each port taken is locked in a file of
+// reservedDir (a lock, so a killed test's port is free again).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	_ = os.MkdirAll(reservedDir, 0o777) // best effort: see OpenFile below
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		f, err := os.OpenFile(filepath.Join(reservedDir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
+		if err != nil {
+			return port // no reservations here (another user's directory): as before
+		}
+		if err := lockFile(f); err != nil {
+			f.Close() // another test process holds it
+			continue
+		}
+		t.Cleanup(func() { f.Close() })
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port that no other test holds, in 100 tries")
+	return 0
 }
+
+// reservedDir holds the lock files of the ports tests hold. The files
+// stay: removing one that another process has open would split its lock.
+var reservedDir = filepath.Join(os.TempDir(), "cornus-test-ports")
 
 // HTTPGet fetches / from addr with a bare HTTP/1.0 request and returns the
 // whole response (status line and headers included).
