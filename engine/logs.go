@@ -72,14 +72,20 @@ type AttachOptions struct {
 	Out        io.Writer
 }
 
-// Attach streams the output of a project's running containers from their
-// start and reports each exit ("web-1 exited with code 0"), until all have
-// exited or ctx ends: foreground `up`.
+// Attach streams the output of a project's containers from their start
+// and reports each exit ("web-1 exited with code 0"), until all have
+// exited or ctx ends: foreground `up`. The containers that exited already
+// are attached too: a short-lived one the up just started may be done
+// before the attach begins (docker compose attaches before it starts
+// them), and its output and exit are still this up's (CI47, incus through
+// a server: quick-1 had exited, and was missing from the output).
 func (e *Engine) Attach(ctx context.Context, project string, o AttachOptions) error {
-	cs, err := e.selected(ctx, project, o.Services, false)
+	cs, err := e.selected(ctx, project, o.Services, true)
 	if err != nil {
 		return err
 	}
+	// One never started has no output and no exit to wait for.
+	cs = slices.DeleteFunc(cs, func(c backends.Container) bool { return c.State == backends.StateCreated })
 	mux := newLogMux(o.Out, cs, project, o.NoPrefix, o.Color)
 	if len(cs) > 0 {
 		names := make([]string, len(cs))
