@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,11 +11,26 @@ import (
 	"time"
 )
 
+// podBridgeIP is the test cluster node's address on its pod bridge
+// (scripts/k8s.sh), where pods reach a server on the host.
+const podBridgeIP = "10.244.0.1"
+
+// freeAddr is ip:port with a port free on ip right now.
+func freeAddr(ip string) string {
+	l, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		fail(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
 // inclusterRows (issue 28) times the 10-service project's up -d --wait and
 // down through cornus serve installed in the cluster by its Helm chart
 // (reached through its NodePort on 127.0.0.1, TLS with the chart's CA)
 // against the same through a cornus serve on this host driving the same
-// cluster, both deploying into the chart's namespace, alternating which
+// cluster (both in remote mode: a caretaker sidecar per replica; TLS in
+// the cluster, plain HTTP on the host), both deploying into the chart's namespace, alternating which
 // goes first. It also reports helm install to ready.
 func (b bench) inclusterRows(runs int) {
 	ns := fmt.Sprintf("cornus-bench-ic-%d", os.Getpid())
@@ -23,11 +39,15 @@ func (b bench) inclusterRows(runs int) {
 	if !ok {
 		return
 	}
-	// The host's server: the same cluster and namespace, as its admin.
+	// The host's server: the same cluster and namespace, as its admin, in
+	// remote mode as the chart's (each replica's caretaker sidecar dials
+	// it back, here on the pod bridge's address of this node).
 	data := filepath.Join(b.dir, "incluster-host-data")
 	tok := strings.TrimSpace(b.out(b.cornus, "token", "create", "--tokens-file", filepath.Join(data, "tokens"), "bench"))
-	srv := exec.Command(b.cornus, "serve", "--listen", "127.0.0.1:0", "--tokens-file", filepath.Join(data, "tokens"))
-	srv.Env = append(os.Environ(), "CORNUS_DATA_DIR="+data, "CORNUS_DEPLOY_BACKEND=kubernetes", "KUBECONFIG="+adminKubeconfig, "CORNUS_K8S_NAMESPACE="+ns)
+	addr := freeAddr(podBridgeIP)
+	srv := exec.Command(b.cornus, "serve", "--listen", addr, "--insecure-listen", "--tokens-file", filepath.Join(data, "tokens"))
+	srv.Env = append(os.Environ(), "CORNUS_DATA_DIR="+data, "CORNUS_DEPLOY_BACKEND=kubernetes", "KUBECONFIG="+adminKubeconfig, "CORNUS_K8S_NAMESPACE="+ns,
+		"CORNUS_K8S_REMOTE=1", "CORNUS_ADVERTISE_URL=http://"+addr)
 	stderr, _ := srv.StderrPipe()
 	if err := srv.Start(); err != nil {
 		fail(err)
@@ -65,7 +85,7 @@ func (b bench) inclusterRows(runs int) {
 			tools[(i+k)%len(tools)]()
 		}
 	}
-	fmt.Printf("cornus serve in the cluster (Helm chart, NodePort, TLS) vs cornus serve on this host, same cluster and namespace, %d runs each, medians [min–max]; helm install to ready %.1f s:\n\n", runs, installed.Seconds())
+	fmt.Printf("cornus serve in the cluster (Helm chart, NodePort, TLS) vs cornus serve on this host (plain HTTP), both in remote mode (a caretaker sidecar per replica), same cluster and namespace, %d runs each, medians [min–max]; helm install to ready %.1f s:\n\n", runs, installed.Seconds())
 	pair("up -d --wait (10 svc)", "in-cluster", upI, "host", upH, 1.1)
 	pair("down (10 services)", "in-cluster", downI, "host", downH, 1.1)
 	fmt.Println()
