@@ -6,8 +6,8 @@
 #   ${CORNUS_TOOL_CACHE:-/var/cache/cornus}/NAME/VERSION/<command>
 #
 # A warm rerun only prints the path. Concurrent first runs build once
-# (the later ones wait up to LOCKWAIT seconds). conformance.sh and
-# distribution.sh use it.
+# (the later ones wait up to LOCKWAIT seconds). conformance.sh,
+# distribution.sh and helm.sh use it.
 set -euo pipefail
 name=$1 pkg=$2 V=$3 wait=$4
 cache=${CORNUS_TOOL_CACHE:-/var/cache/cornus}/$name/$V

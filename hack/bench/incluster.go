@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/base64"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,16 +13,6 @@ import (
 // podBridgeIP is the test cluster node's address on its pod bridge
 // (scripts/k8s.sh), where pods reach a server on the host.
 const podBridgeIP = "10.244.0.1"
-
-// freeAddr is ip:port with a port free on ip right now.
-func freeAddr(ip string) string {
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		fail(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // inclusterRows (issue 28) times the 10-service project's up -d --wait and
 // down through cornus serve installed in the cluster by its Helm chart

@@ -103,15 +103,15 @@ func (r *registryEnd) stop() {
 // startDistribution runs distribution's registry on a free port, storing
 // under dir.
 func startDistribution(bin, dir string) *registryEnd {
-	port := freePort()
-	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:%d\n", dir, port)
+	addr := freeAddr("127.0.0.1")
+	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\n  delete:\n    enabled: true\nhttp:\n  addr: %s\n", dir, addr)
 	path := dir + ".yaml"
 	must(os.WriteFile(path, []byte(cfg), 0o644))
 	cmd := exec.Command(bin, "serve", path)
 	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	must(cmd.Start())
-	r := &registryEnd{base: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	r := &registryEnd{base: "http://" + addr, cmd: cmd}
 	r.waitReady()
 	return r
 }
@@ -129,11 +129,12 @@ func (b bench) startRegistryServer() *registryEnd {
 	return r
 }
 
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freeAddr is ip:port with a port free on ip right now.
+func freeAddr(ip string) string {
+	l, err := net.Listen("tcp", ip+":0")
 	must(err)
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().String()
 }
 
 func (r *registryEnd) waitReady() {
