@@ -19,22 +19,8 @@ keep=0
 [ "${1:-}" = --keep-data ] && keep=1
 [ -d "$state" ] || [ -d "$data/kubelet" ] || ip link show "$bridge" >/dev/null 2>&1 || exit 0
 
-pidof_() { [ -f "$state/$1.pid" ] && cat "$state/$1.pid"; }
-alive() { local p; p=$(pidof_ "$1") && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
-stop() { # stop NAME...: SIGTERM, wait up to 10 s, then SIGKILL
-	local n p
-	for n in "$@"; do p=$(pidof_ "$n") && [ -n "$p" ] && kill "$p" 2>/dev/null; done
-	for _ in $(seq 1 40); do
-		local any=0
-		for n in "$@"; do alive "$n" && any=1; done
-		[ $any = 0 ] && break
-		sleep 0.25
-	done
-	for n in "$@"; do
-		p=$(pidof_ "$n") && [ -n "$p" ] && kill -9 "$p" 2>/dev/null
-		rm -f "$state/$n.pid"
-	done
-}
+# shellcheck source=k8s-daemons.sh
+. "$here/k8s-daemons.sh" # alive, stop
 
 # 1. Pods, through the API, while the kubelet can still stop them cleanly.
 if alive apiserver && alive kubelet && [ -f "$state/admin.kubeconfig" ]; then

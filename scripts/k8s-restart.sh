@@ -12,20 +12,9 @@ if [ ! -f "$state/$name.cmd" ] || [ ! -f "$state/$name.pid" ]; then
 	echo "k8s-restart.sh: $name has no recorded command in $state (start the cluster with scripts/k8s.sh)" >&2
 	exit 1
 fi
-pid=$(cat "$state/$name.pid")
-kill "$pid" 2>/dev/null || true
-for _ in $(seq 1 40); do
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.25
-done
-kill -9 "$pid" 2>/dev/null || true
+# shellcheck source=k8s-daemons.sh
+. "$(dirname "$0")/k8s-daemons.sh"
+stop "$name" || true # a daemon gone already is stopped
 sleep "$down"
-(
-	for fd in /proc/$BASHPID/fd/*; do
-		fd=${fd##*/}
-		[ "$fd" -gt 2 ] && eval "exec $fd>&-"
-	done
-	cd "$state"
-	eval "exec setsid $(cat "$state/$name.cmd")" </dev/null >>"$state/logs/$name.log" 2>&1
-) &
-echo $! >"$state/$name.pid"
+eval "set -- $(cat "$state/$name.cmd")"
+start "$name" "$@"

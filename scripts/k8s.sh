@@ -162,23 +162,8 @@ fi
 mkdir -p "$state"/{pki,logs,cni,certs.d}
 cd "$state"
 
-# start NAME CMD...: run a daemon detached, holding none of our descriptors
-# (the lock, a CI runner's pipes), its pid in NAME.pid.
-start() {
-	local name=$1
-	shift
-	(
-		for fd in /proc/$BASHPID/fd/*; do
-			fd=${fd##*/}
-			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
-		done
-		cd "$state" # not the caller's directory: it may go (a CI clone), breaking getcwd in children; the daemons' paths are relative to $state
-		exec setsid "$@" </dev/null >>"$state/logs/$name.log" 2>&1
-	) &
-	echo $! >"$state/$name.pid"
-	printf '%q ' "$@" >"$state/$name.cmd" # for k8s-restart.sh
-}
-alive() { kill -0 "$(cat "$state/$1.pid")" 2>/dev/null; }
+# shellcheck source=k8s-daemons.sh
+. "$here/k8s-daemons.sh" # start, alive
 # waitfor WHAT DAEMON CHECK...: poll CHECK for 60 s while DAEMON lives.
 waitfor() {
 	local what=$1 daemon=$2
