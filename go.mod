@@ -129,3 +129,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// v0.3.0 and one fix of its server, until a release carries it:
+// third_party/hugelgupf-p9/CORNUS.md.
+replace github.com/hugelgupf/p9 => ./third_party/hugelgupf-p9

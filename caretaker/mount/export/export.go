@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/cornus-dev/cornus/caretaker/mount/p9x"
 	"github.com/hugelgupf/p9/p9"
 )
 
@@ -35,14 +36,22 @@ func ServeFile(ctx context.Context, conn io.ReadWriteCloser, path string, o Opti
 	return serve(ctx, conn, dir, base, o)
 }
 
-// handle serves a's files on conn until conn closes or ctx ends (it then
+// exportTree is one export's files, as 9P serves them and as the
+// extension's Tstatdir lists their attributes.
+type exportTree interface {
+	p9.Attacher
+	statDir(dir string, names []string) (uint64, []p9x.Entry, error)
+}
+
+// handle serves t's files on conn until conn closes or ctx ends (it then
 // closes conn).
-func handle(ctx context.Context, conn io.ReadWriteCloser, root string, a p9.Attacher) error {
+func handle(ctx context.Context, conn io.ReadWriteCloser, root string, t exportTree) error {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// Handle returns once the connection fails or closes and every
 	// in-flight request has finished; it closes conn.
-	_ = p9.NewServer(a).Handle(conn, conn)
+	x := p9x.Serve(conn, t.statDir)
+	_ = p9.NewServer(t).Handle(x, x)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", root, err)
 	}

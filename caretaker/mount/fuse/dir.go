@@ -22,7 +22,9 @@ const (
 
 // dir is an open directory: its own opened fid and a batch of entries.
 // Once the kernel asks for entries with attributes (READDIRPLUS), the
-// next entries are walked ahead in parallel, so a listing costs about one
+// attributes of the batch's entries are asked for ahead, MaxNames to a
+// Tstatdir (p9x); an export that does not speak it gets the next entries
+// walked ahead in parallel instead. Either way a listing costs about one
 // round trip per batch rather than one per entry.
 type dir struct {
 	n *node
@@ -37,7 +39,8 @@ type dir struct {
 	ahead  map[string]*walked // walks ahead, by name
 }
 
-// walked is one walk ahead, done when ready is closed.
+// walked is one walk ahead, done when ready is closed. f is nil when the
+// attributes came from a Tstatdir (no walk yet).
 type walked struct {
 	ready chan struct{}
 	qids  []p9.QID
@@ -96,6 +99,10 @@ func (d *dir) walkAhead() {
 	if d.ahead == nil {
 		d.ahead = map[string]*walked{}
 	}
+	if d.n.m.conn.Speaks() {
+		d.statAhead()
+		return
+	}
 	for ; d.issued < min(lookahead, len(d.buf)); d.issued++ {
 		name := d.buf[d.issued].Name
 		if _, ok := d.ahead[name]; ok {
@@ -122,7 +129,7 @@ func (d *dir) discardAhead() {
 		delete(d.ahead, name)
 		go func() {
 			<-w.ready
-			if w.err == nil {
+			if w.err == nil && w.f != nil {
 				w.f.Close()
 			}
 		}()
@@ -154,11 +161,16 @@ func (d *dir) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*f
 		return d.n.Lookup(ctx, name, out)
 	}
 	<-w.ready
+	if errors.Is(w.err, errWalk) {
+		return d.n.Lookup(ctx, name, out)
+	}
 	if w.err != nil {
 		return nil, errno(w.err)
 	}
 	if len(w.qids) != 1 {
-		w.f.Close()
+		if w.f != nil {
+			w.f.Close()
+		}
 		return nil, syscall.EIO
 	}
 	return d.n.adopt(ctx, name, w.qids[0], w.f, w.mask, w.attr, out), 0

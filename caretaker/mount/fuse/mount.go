@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cornus-dev/cornus/caretaker/mount/p9x"
 	"github.com/hanwen/go-fuse/v2/fs"
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/hugelgupf/p9/p9"
@@ -48,7 +49,7 @@ const (
 // FS is a 9P2000.L export mounted as a FUSE file system (Mount makes one).
 type FS struct {
 	mountpoint string
-	conn       io.ReadWriteCloser
+	conn       *p9x.Client // the p9 client's connection, and the extension's
 	client     *p9.Client
 	server     *gofuse.Server
 	clunk      *clunker
@@ -70,15 +71,16 @@ func Mount(ctx context.Context, conn io.ReadWriteCloser, mountpoint string, o Op
 		conn.Close()
 		return nil, fmt.Errorf("mount %s: %w", mountpoint, err)
 	}
+	x := p9x.NewClient(conn)
 	// Until mounted, ctx ending or a silent export must not block us.
-	cancel := context.AfterFunc(ctx, func() { conn.Close() })
-	m, err := mount(conn, abs, o)
+	cancel := context.AfterFunc(ctx, func() { x.Close() })
+	m, err := mount(x, abs, o)
 	if !cancel() || err != nil {
 		if err == nil {
 			_ = m.Unmount() // best effort: ctx's end is the error reported
 			err = ctx.Err()
 		}
-		conn.Close()
+		x.Close()
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	// Its error is kept: Unmount returns it.
@@ -86,7 +88,7 @@ func Mount(ctx context.Context, conn io.ReadWriteCloser, mountpoint string, o Op
 	return m, nil
 }
 
-func mount(conn io.ReadWriteCloser, mountpoint string, o Options) (*FS, error) {
+func mount(conn *p9x.Client, mountpoint string, o Options) (*FS, error) {
 	client, err := newClient(conn)
 	if err != nil {
 		return nil, fmt.Errorf("9P version: %w", err)
@@ -101,6 +103,15 @@ func mount(conn io.ReadWriteCloser, mountpoint string, o Options) (*FS, error) {
 	}
 	if !a.Mode.IsDir() {
 		return nil, errors.New("the export's root is not a directory")
+	}
+	// A listing's attributes cost a round trip per batch from an export
+	// that speaks Tstatdir: the kernel may always ask for them. From any
+	// other, each is a walk: only when its heuristics expect them used.
+	var rdplus uint64
+	if _, _, err := conn.StatDir("", nil); errors.Is(err, p9x.ErrUnsupported) {
+		rdplus = gofuse.CAP_READDIRPLUS_AUTO
+	} else if err != nil {
+		return nil, fmt.Errorf("9P statdir of the root: %w", err)
 	}
 	m := &FS{mountpoint: mountpoint, conn: conn, client: client, clunk: newClunker()}
 	m.fids = budget{max: maxFids, clunk: m.clunk}
@@ -125,7 +136,7 @@ func mount(conn io.ReadWriteCloser, mountpoint string, o Options) (*FS, error) {
 			MaxWrite:          maxIO,
 			MaxReadAhead:      maxIO,
 			MaxBackground:     64,
-			ExtraCapabilities: gofuse.CAP_READDIRPLUS_AUTO,
+			ExtraCapabilities: rdplus,
 			DisableXAttrs:     true,
 			Debug:             os.Getenv("CORNUS_FUSE_DEBUG") != "",
 		},

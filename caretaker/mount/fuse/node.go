@@ -41,9 +41,13 @@ var (
 	_ fs.NodeOnForgetter    = (*node)(nil)
 )
 
+// newNode makes a node holding f; with f nil (attributes from a listing,
+// no walk yet) it walks its name when first used.
 func (m *FS) newNode(f p9.File, pinned bool) *node {
 	n := &node{m: m, s: &slot{}}
-	m.fids.install(n, f, pinned)
+	if f != nil {
+		m.fids.install(n, f, pinned)
+	}
 	runtime.AddCleanup(n, func(s *slot) { s.close() }, n.s)
 	return n
 }
@@ -156,12 +160,16 @@ func (n *node) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*
 	return n.adopt(ctx, name, qids[0], f, mask, a, out), 0
 }
 
-// adopt turns a freshly walked fid into the child inode for name,
-// reusing the inode already there when it is the same file.
+// adopt turns a freshly walked fid (or, nil, attributes a listing
+// brought) into the child inode for name, reusing the inode already there
+// when it is the same file.
 func (n *node) adopt(ctx context.Context, name string, qid p9.QID, f p9.File, mask p9.AttrMask, a p9.Attr, out *gofuse.EntryOut) *fs.Inode {
 	fillAttr(&out.Attr, qid, a)
 	st := stable(qid, mask, a)
 	if c := n.GetChild(name); c != nil && c.StableAttr() == st {
+		if f == nil {
+			return c
+		}
 		// The same file: keep the fresher fid (walked by a name that
 		// exists now).
 		if cn, ok := c.Operations().(*node); ok {
