@@ -79,3 +79,47 @@ func drainPodWatch(ctx context.Context, w watch.Interface, check func(*corev1.Po
 		}
 	}
 }
+
+// safetyNet is how long a wait driven by changes looks again without one:
+// a watch may be refused (no watch verb) or between two openings.
+const safetyNet = time.Second
+
+// changes signals, coalesced, each change of the pods podSel selects and,
+// when dep is set, of that Deployment, until ctx ends. A watch the server
+// ends or refuses is opened again a second later, with a signal, so that a
+// change in the gap is looked at.
+func (b *Backend) changes(ctx context.Context, podSel, dep string) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	follow := func(open func() (watch.Interface, error)) {
+		for {
+			if w, err := open(); err == nil {
+				for range w.ResultChan() {
+					signal()
+				}
+				w.Stop()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+				signal()
+			}
+		}
+	}
+	go follow(func() (watch.Interface, error) {
+		return b.core.Pods(b.cfg.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: podSel})
+	})
+	if dep != "" {
+		sel := fields.OneTermEqualSelector("metadata.name", dep).String()
+		go follow(func() (watch.Interface, error) {
+			return b.apps.Deployments(b.cfg.namespace).Watch(ctx, metav1.ListOptions{FieldSelector: sel})
+		})
+	}
+	return ch
+}

@@ -20,6 +20,12 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 	wctx, cancel := context.WithTimeout(ctx, b.cfg.startTimeout)
 	defer cancel()
 	sel := w.podSelector()
+	dep := ""
+	if w.dep != nil {
+		dep = w.name
+	}
+	// Opened before the first look, so no change after it is missed.
+	changed := b.changes(wctx, sel, dep)
 	checked := time.Now()
 	var last []corev1.Pod
 	for {
@@ -59,7 +65,9 @@ func (b *Backend) awaitWorkload(ctx context.Context, w workload, hash string, wa
 		}
 		select {
 		case <-wctx.Done():
-		case <-time.After(250 * time.Millisecond):
+		case <-changed:
+			continue
+		case <-time.After(safetyNet):
 			continue
 		}
 		break
