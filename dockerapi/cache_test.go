@@ -204,7 +204,7 @@ func (ts *testServer) network(key string) string {
 	return n.Name
 }
 
-func eventually(t *testing.T, what string, f func() bool) {
+func eventually(t testing.TB, what string, f func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !f() {

@@ -27,21 +27,21 @@ const testImage = "cornus-test/busybox:1"
 // testServer serves the proxy over the real dockerd (via the dockerhost
 // backend) on a unix socket, as `cornus daemon docker` does.
 type testServer struct {
-	t      *testing.T
+	t      testing.TB
 	b      *dockerhost.Backend // the backend itself, behind the server's back
 	srv    *Server
 	client *http.Client
 	label  string // unique label value marking what a test creates
 }
 
-func newTestServer(t *testing.T, opts ...Option) *testServer {
+func newTestServer(t testing.TB, opts ...Option) *testServer {
 	t.Helper()
 	return newTestServerOver(t, nil, opts...)
 }
 
 // newTestServerOver serves wrap(backend) when wrap is set (tests that
 // alter what the server sees of the backend).
-func newTestServerOver(t *testing.T, wrap func(backends.Backend) backends.Backend, opts ...Option) *testServer {
+func newTestServerOver(t testing.TB, wrap func(backends.Backend) backends.Backend, opts ...Option) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -69,7 +69,7 @@ fuzz_targets=(
 	"./compose FuzzStandardizeJSONC 150000x"
 	"./translate FuzzComposeToSpec 10000x"
 	"./caretaker/mount/export FuzzNames 40000x"
-	"./caretaker/mount/p9x FuzzStatDirMessages 200000x"
+	"./caretaker/mount/p9x FuzzListDirMessages 200000x"
 	"./egress FuzzPolicy 100000x"
 	"./server FuzzRouteBodies 5000x"
 	"./builder FuzzDockerfile 50000x"

@@ -26,12 +26,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const (
-	bigSize  = 100 << 20 // the big file read through each mount
-	dirs     = 100       // the small files: dirs × perDir
-	perDir   = 100
-	readSize = 1 << 20 // read(2) size for the big file
-)
+// readSize is the read(2) size for the big file.
+const readSize = 1 << 20
+
+// shape is a bench tree's: the big file read through each mount, and the
+// small files, dirs × perDir.
+type shape struct {
+	big          int64
+	dirs, perDir int
+}
+
+// fullTree is the loopback rows' tree.
+var fullTree = shape{big: 100 << 20, dirs: 100, perDir: 100}
 
 // mountRows prints the mounts comparison.
 func mountRows(runs int) {
@@ -42,7 +48,7 @@ func mountRows(runs int) {
 	}
 	defer os.RemoveAll(dir)
 	tree := filepath.Join(dir, "tree")
-	paths, err := makeTree(tree)
+	paths, err := makeTree(tree, fullTree)
 	if err != nil {
 		fail(fmt.Errorf("mounts tree: %w", err))
 	}
@@ -68,7 +74,7 @@ func mountRows(runs int) {
 			if err != nil {
 				fail(fmt.Errorf("%s mount: %w", tools[j].name, err))
 			}
-			r, s, w, err := measureMount(mnt, paths)
+			r, s, w, err := measureMount(mnt, paths, fullTree)
 			unmount()
 			if err != nil {
 				fail(fmt.Errorf("%s: %w", tools[j].name, err))
@@ -78,23 +84,25 @@ func mountRows(runs int) {
 	}
 	fmt.Printf("client-local mounts: cornus (9P export over loopback TCP to a FUSE mount, both in this process) vs sshfs %s (private sshd on 127.0.0.1), fresh mounts, %d runs each, medians [min–max]:\n\n", sshfsVersion(), runs)
 	mountRow("read 100 MB file", t[0].read, t[1].read)
-	mountRow(fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[0].stat, t[1].stat)
+	mountRow(fmt.Sprintf("stat %dk files", fullTree.dirs*fullTree.perDir/1000), t[0].stat, t[1].stat)
 	mountRow("walk: readdir + lstat", t[0].walk, t[1].walk)
 	fmt.Printf("  %-22s (walk: the tree listed and every entry lstat'ed, as find or git status do)\n\n", "")
 	fmt.Printf("the same through a session stream (yamux over an upgraded connection on loopback, as cornus serve carries a client-local mount) vs sshfs:\n\n")
 	mountRow("read 100 MB file", t[2].read, t[1].read)
-	mountRow(fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[2].stat, t[1].stat)
+	mountRow(fmt.Sprintf("stat %dk files", fullTree.dirs*fullTree.perDir/1000), t[2].stat, t[1].stat)
 	mountRow("walk: readdir + lstat", t[2].walk, t[1].walk)
 	fmt.Printf("\nthe export's portable confinement (os.Root walks, as on macOS and Windows) vs its openat2 one (Linux), same mount (issue 27):\n\n")
 	for _, r := range []struct {
 		name       string
 		port, base []time.Duration
-	}{{"read 100 MB file", t[3].read, t[0].read}, {fmt.Sprintf("stat %dk files", dirs*perDir/1000), t[3].stat, t[0].stat}, {"walk: readdir + lstat", t[3].walk, t[0].walk}} {
+	}{{"read 100 MB file", t[3].read, t[0].read}, {fmt.Sprintf("stat %dk files", fullTree.dirs*fullTree.perDir/1000), t[3].stat, t[0].stat}, {"walk: readdir + lstat", t[3].walk, t[0].walk}} {
 		mp, mb := median(r.port), median(r.base)
 		ratio := float64(mp) / float64(mb)
 		fmt.Printf("  %-22s portable %8.1f ms %s   openat2 %8.1f ms %s   ratio %.2fx (target <= 1.3x: %s)\n",
 			r.name, ms(mp), spread(r.port), ms(mb), spread(r.base), ratio, verdict(ratio, 1.3))
 	}
+	fmt.Println()
+	latencyRows(runs)
 }
 
 func mountRow(name string, c, s []time.Duration) {
@@ -106,7 +114,7 @@ func mountRow(name string, c, s []time.Duration) {
 
 // makeTree writes the big file (incompressible) and the small files, and
 // returns the small files' paths relative to root.
-func makeTree(root string) ([]string, error) {
+func makeTree(root string, sh shape) ([]string, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
@@ -115,7 +123,7 @@ func makeTree(root string) ([]string, error) {
 		return nil, err
 	}
 	rng := rand.NewChaCha8([32]byte{1})
-	if _, err := io.CopyN(f, rng, bigSize); err != nil {
+	if _, err := io.CopyN(f, rng, sh.big); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -126,12 +134,12 @@ func makeTree(root string) ([]string, error) {
 	// stats did.
 	var paths []string
 	for _, top := range []string{"stat", "walk"} {
-		for d := range dirs {
+		for d := range sh.dirs {
 			dir := filepath.Join(top, fmt.Sprintf("d%03d", d))
 			if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
 				return nil, err
 			}
-			for i := range perDir {
+			for i := range sh.perDir {
 				p := filepath.Join(dir, fmt.Sprintf("f%03d.go", i))
 				if err := os.WriteFile(filepath.Join(root, p), []byte("package p\n"), 0o644); err != nil {
 					return nil, err
@@ -148,14 +156,14 @@ func makeTree(root string) ([]string, error) {
 // measureMount reads the big file, stats every file of one copy of the
 // small files by path (in order, one at a time, as make or a compiler
 // checking mtimes does), then walks the other copy.
-func measureMount(mnt string, paths []string) (read, stat, walk time.Duration, err error) {
+func measureMount(mnt string, paths []string, sh shape) (read, stat, walk time.Duration, err error) {
 	start := time.Now()
 	n, err := readAll(filepath.Join(mnt, "big"))
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if n != bigSize {
-		return 0, 0, 0, fmt.Errorf("read %d bytes of big, want %d", n, bigSize)
+	if n != sh.big {
+		return 0, 0, 0, fmt.Errorf("read %d bytes of big, want %d", n, sh.big)
 	}
 	read = time.Since(start)
 
@@ -173,7 +181,7 @@ func measureMount(mnt string, paths []string) (read, stat, walk time.Duration, e
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("walk: %w", err)
 	}
-	if want := 1 + dirs + dirs*perDir; n2 != want {
+	if want := 1 + sh.dirs + sh.dirs*sh.perDir; n2 != want {
 		return 0, 0, 0, fmt.Errorf("walk saw %d entries, want %d", n2, want)
 	}
 	walk = time.Since(start)
@@ -219,6 +227,12 @@ func walkTree(root string) (int, error) {
 // cornusMount serves tree over a loopback TCP connection and mounts it,
 // both in this process.
 func cornusMount(tree, mnt string, eo export.Options) (func(), error) {
+	return cornusMountVia(tree, mnt, eo, 0)
+}
+
+// cornusMountVia is cornusMount with the connection through a relay that
+// delays each direction by oneWay (none when 0).
+func cornusMountVia(tree, mnt string, eo export.Options, oneWay time.Duration) (func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -234,14 +248,20 @@ func cornusMount(tree, mnt string, eo export.Options) (func(), error) {
 		}
 		served <- export.Serve(ctx, c, tree, eo)
 	}()
-	conn, err := net.Dial("tcp", l.Addr().String())
+	addr, stopRelay := l.Addr().String(), func() {}
+	if oneWay > 0 {
+		addr, stopRelay = delayed(addr, oneWay)
+	}
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		cancel()
+		stopRelay()
 		return nil, err
 	}
 	m, err := mountfuse.Mount(ctx, conn, mnt, mountfuse.Options{})
 	if err != nil {
 		cancel()
+		stopRelay()
 		return nil, err
 	}
 	return func() {
@@ -249,6 +269,7 @@ func cornusMount(tree, mnt string, eo export.Options) (func(), error) {
 			fail(fmt.Errorf("cornus unmount: %w", err))
 		}
 		cancel()
+		stopRelay()
 		<-served //nolint:errcheck // the export's end after the cancel: its error is moot
 	}, nil
 }

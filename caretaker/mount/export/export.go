@@ -37,10 +37,10 @@ func ServeFile(ctx context.Context, conn io.ReadWriteCloser, path string, o Opti
 }
 
 // exportTree is one export's files, as 9P serves them and as the
-// extension's Tstatdir lists their attributes.
+// extension's Tlistdir describes them.
 type exportTree interface {
 	p9.Attacher
-	statDir(dir string, names []string) (uint64, []p9x.Entry, error)
+	statNames(dir p9.File, names []string) []p9x.Entry
 }
 
 // handle serves t's files on conn until conn closes or ctx ends (it then
@@ -50,7 +50,9 @@ func handle(ctx context.Context, conn io.ReadWriteCloser, root string, t exportT
 	defer stop()
 	// Handle returns once the connection fails or closes and every
 	// in-flight request has finished; it closes conn.
-	x := p9x.Serve(conn, t.statDir)
+	x := p9x.Serve(conn, func(dir string, offset uint64, max int) (uint64, []p9x.Dirent, bool, error) {
+		return listDir(t, dir, offset, max)
+	})
 	_ = p9.NewServer(t).Handle(x, x)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", root, err)

@@ -20,19 +20,22 @@ const (
 	lookahead = 256
 )
 
-// dir is an open directory: its own opened fid and a batch of entries.
-// Once the kernel asks for entries with attributes (READDIRPLUS), the
-// attributes of the batch's entries are asked for ahead, MaxNames to a
-// Tstatdir (p9x); an export that does not speak it gets the next entries
-// walked ahead in parallel instead. Either way a listing costs about one
-// round trip per batch rather than one per entry.
+// dir is an open directory and a batch of its entries. From an export
+// that speaks Tlistdir (p9x) a batch comes with the entries' attributes,
+// by the directory's path, and needs no fid (listed). Otherwise the
+// directory is opened as a fid and read by Treaddir, and once the kernel
+// asks for entries with attributes (READDIRPLUS) the next entries are
+// walked ahead in parallel. Either way a listing costs about one round
+// trip per batch rather than one per entry.
 type dir struct {
-	n *node
-	f *fid
+	n      *node
+	listed bool // batches by Tlistdir, until the export refuses it
 
 	mu     sync.Mutex
+	f      *fid // opened on first need when listed
 	buf    []p9.Dirent
 	off    uint64 // export offset to read the next batch from
+	eof    bool   // the listing ends with buf
 	done   bool
 	plus   bool               // the kernel wants attributes
 	issued int                // entries at the front of buf already walked ahead
@@ -40,7 +43,7 @@ type dir struct {
 }
 
 // walked is one walk ahead, done when ready is closed. f is nil when the
-// attributes came from a Tstatdir (no walk yet).
+// attributes came from a Tlistdir (no walk yet).
 type walked struct {
 	ready chan struct{}
 	qids  []p9.QID
@@ -60,11 +63,28 @@ var (
 
 // OpendirHandle implements fs.NodeOpendirHandler.
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	f, err := n.openFid(p9.ReadOnly)
-	if err != nil {
+	if n.m.conn.Speaks() {
+		return &dir{n: n, listed: true}, 0, 0
+	}
+	d := &dir{n: n}
+	if err := d.open(); err != nil {
 		return nil, 0, errno(err)
 	}
-	return &dir{n: n, f: &fid{f: f}}, 0, 0
+	return d, 0, 0
+}
+
+// open gives d a fid of its own, opened. Called with d.mu held, or before
+// d is shared.
+func (d *dir) open() error {
+	if d.f != nil {
+		return nil
+	}
+	f, err := d.n.openFid(p9.ReadOnly)
+	if err != nil {
+		return err
+	}
+	d.f = &fid{f: f}
+	return nil
 }
 
 // Readdirent implements fs.FileReaddirenter.
@@ -72,11 +92,9 @@ func (d *dir) Readdirent(ctx context.Context) (*gofuse.DirEntry, syscall.Errno) 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.buf) == 0 && !d.done {
-		ents, err := d.f.f.Readdir(d.off, dirBatch)
-		if err != nil && !errors.Is(err, io.EOF) {
+		if err := d.next(); err != nil {
 			return nil, errno(err)
 		}
-		d.buf, d.done, d.issued = ents, len(ents) == 0, 0
 	}
 	if len(d.buf) == 0 {
 		return nil, 0
@@ -90,18 +108,38 @@ func (d *dir) Readdirent(ctx context.Context) (*gofuse.DirEntry, syscall.Errno) 
 	return &gofuse.DirEntry{Name: e.Name, Ino: ino(e.QID.Path), Mode: uint32(e.Type) << 12, Off: e.Offset}, 0
 }
 
-// walkAhead starts walks for the entries the kernel will ask about next.
-// Called with d.mu held.
+// next reads the next batch into buf. Called with d.mu held.
+func (d *dir) next() error {
+	if d.eof {
+		d.done = true
+		return nil
+	}
+	if d.listed {
+		ok, err := d.list()
+		if ok {
+			return err
+		}
+		d.listed = false
+	}
+	if err := d.open(); err != nil {
+		return err
+	}
+	ents, err := d.f.f.Readdir(d.off, dirBatch)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	d.buf, d.done, d.issued = ents, len(ents) == 0, 0
+	return nil
+}
+
+// walkAhead starts walks for the entries the kernel will ask about next
+// (a listed batch has them already). Called with d.mu held.
 func (d *dir) walkAhead() {
-	if !d.plus {
+	if !d.plus || d.listed {
 		return
 	}
 	if d.ahead == nil {
 		d.ahead = map[string]*walked{}
-	}
-	if d.n.m.conn.Speaks() {
-		d.statAhead()
-		return
 	}
 	for ; d.issued < min(lookahead, len(d.buf)); d.issued++ {
 		name := d.buf[d.issued].Name
@@ -127,6 +165,9 @@ func (d *dir) walkAhead() {
 func (d *dir) discardAhead() {
 	for name, w := range d.ahead {
 		delete(d.ahead, name)
+		if w.ready == closed {
+			continue // a listing's: no walk, nothing to close
+		}
 		go func() {
 			<-w.ready
 			if w.err == nil && w.f != nil {
@@ -142,7 +183,7 @@ func (d *dir) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.discardAhead()
-	d.off, d.buf, d.done = off, nil, false
+	d.off, d.buf, d.done, d.eof = off, nil, false, false
 	return 0
 }
 
@@ -161,9 +202,6 @@ func (d *dir) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*f
 		return d.n.Lookup(ctx, name, out)
 	}
 	<-w.ready
-	if errors.Is(w.err, errWalk) {
-		return d.n.Lookup(ctx, name, out)
-	}
 	if w.err != nil {
 		return nil, errno(w.err)
 	}
@@ -179,12 +217,17 @@ func (d *dir) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*f
 // Releasedir implements fs.FileReleasedirer.
 func (d *dir) Releasedir(ctx context.Context, flags uint32) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.discardAhead()
-	d.mu.Unlock()
 	d.f.close()
 }
 
 // Fsyncdir implements fs.FileFsyncdirer.
 func (d *dir) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.open(); err != nil {
+		return errno(err)
+	}
 	return errno(d.f.f.FSync())
 }

@@ -40,6 +40,18 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 }
 
 func (n *node) openFid(flags p9.OpenFlags) (p9.File, error) {
+	if n.s.p.Load() == nil {
+		// No walked fid (a listing brought the node, or the budget took
+		// it back): the walk from the parent is the fid to open, one round
+		// trip less than walking the node's own and cloning it.
+		if f, err := n.walkName(); err == nil {
+			if _, _, err := f.Open(flags); err != nil {
+				f.Close()
+				return nil, err
+			}
+			return f, nil
+		}
+	}
 	var opened p9.File
 	err := n.do(func(nf p9.File) error {
 		_, f, err := nf.Walk(nil)

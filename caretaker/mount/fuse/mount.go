@@ -104,14 +104,14 @@ func mount(conn *p9x.Client, mountpoint string, o Options) (*FS, error) {
 	if !a.Mode.IsDir() {
 		return nil, errors.New("the export's root is not a directory")
 	}
-	// A listing's attributes cost a round trip per batch from an export
-	// that speaks Tstatdir: the kernel may always ask for them. From any
-	// other, each is a walk: only when its heuristics expect them used.
+	// A listing's attributes come with it from an export that speaks
+	// Tlistdir: the kernel may always ask for them. From any other, each
+	// is a walk: only when its heuristics expect them used.
 	var rdplus uint64
-	if _, _, err := conn.StatDir("", nil); errors.Is(err, p9x.ErrUnsupported) {
+	if _, _, _, err := conn.ListDir("", 0, 0); errors.Is(err, p9x.ErrUnsupported) {
 		rdplus = gofuse.CAP_READDIRPLUS_AUTO
 	} else if err != nil {
-		return nil, fmt.Errorf("9P statdir of the root: %w", err)
+		return nil, fmt.Errorf("9P listdir of the root: %w", err)
 	}
 	m := &FS{mountpoint: mountpoint, conn: conn, client: client, clunk: newClunker()}
 	m.fids = budget{max: maxFids, clunk: m.clunk}

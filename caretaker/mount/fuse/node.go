@@ -58,13 +58,24 @@ func (n *node) OnForget() { n.m.fids.drop(n) }
 // refresh walks the node's current name from its parent again and
 // installs the new fid, if it still names the same inode.
 func (n *node) refresh() error {
+	f, err := n.walkName()
+	if err != nil {
+		return err
+	}
+	n.m.fids.install(n, f, false)
+	return nil
+}
+
+// walkName walks the node's current name from its parent into a new fid,
+// if it still names the same inode.
+func (n *node) walkName() (p9.File, error) {
 	name, parent := n.Parent()
 	if parent == nil {
-		return syscall.ESTALE // unlinked, or the root
+		return nil, syscall.ESTALE // unlinked, or the root
 	}
 	p, ok := parent.Operations().(*node)
 	if !ok {
-		return syscall.ESTALE
+		return nil, syscall.ESTALE
 	}
 	var f p9.File
 	var qids []p9.QID
@@ -73,14 +84,13 @@ func (n *node) refresh() error {
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(qids) != 1 || ino(qids[0].Path) != n.StableAttr().Ino {
 		f.Close()
-		return syscall.ESTALE
+		return nil, syscall.ESTALE
 	}
-	n.m.fids.install(n, f, false)
-	return nil
+	return f, nil
 }
 
 // do runs op on the node's walked fid: walked again first if the budget

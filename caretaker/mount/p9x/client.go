@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 )
 
-// ErrUnsupported is StatDir's answer once the peer has refused Tstatdir:
+// ErrUnsupported is ListDir's answer once the peer has refused Tlistdir:
 // not a cornus export.
-var ErrUnsupported = errors.New("9P extension Tstatdir: not spoken by the export")
+var ErrUnsupported = errors.New("9P extension Tlistdir: not spoken by the export")
 
 // Client wraps the mounting end's connection: the p9 client reads and
-// writes through it, and StatDir asks the export for a listing's
+// writes through it, and ListDir asks the export for a listing with
 // attributes. One goroutine reads every frame: the extension's replies
 // go to their callers, the p9 client's frames are handed over whole to
 // its reads, which take them straight from the buffer.
@@ -96,8 +96,9 @@ func (c *Client) demux() error {
 	}
 }
 
-// maxReply bounds an Rstatdir: MaxNames entries of at most 137 bytes.
-const maxReply = headerLen + 14 + MaxNames*160
+// maxReply bounds an Rlistdir: MaxEntries entries of a name of at most
+// 255 bytes and 148 more.
+const maxReply = headerLen + 15 + MaxEntries*(2+255+160)
 
 // Read implements io.Reader for the p9 client.
 func (c *Client) Read(p []byte) (int, error) {
@@ -130,57 +131,66 @@ func (c *Client) Close() error {
 	return err
 }
 
-// StatDir asks for the attributes of names in dir (a path from the
-// export's root, "" for the root): one entry per name, in order, and the
-// QID path of the directory the export found there.
-func (c *Client) StatDir(dir string, names []string) (dirPath uint64, ents []Entry, err error) {
+// ListDir asks for at most max entries of dir (a path from the export's
+// root, "" for the root) from offset, with their attributes, the QID path
+// of the directory the export found there, and whether the listing ends.
+func (c *Client) ListDir(dir string, offset uint64, max int) (dirPath uint64, ents []Dirent, eof bool, err error) {
 	if c.unsup.Load() {
-		return 0, nil, ErrUnsupported
+		return 0, nil, false, ErrUnsupported
 	}
-	if len(names) > MaxNames {
-		return 0, nil, fmt.Errorf("9P extension: %d names, at most %d", len(names), MaxNames)
+	if max > MaxEntries {
+		return 0, nil, false, fmt.Errorf("9P extension: %d entries asked, at most %d", max, MaxEntries)
 	}
+	f, err := c.call(encodeTlistdir, dir, offset, max)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	switch parseHeader(f).typ {
+	case msgRlistdir:
+	case msgRlerror:
+		c.unsup.Store(true)
+		return 0, nil, false, ErrUnsupported
+	default:
+		return 0, nil, false, fmt.Errorf("9P extension: reply of type %d to Tlistdir", parseHeader(f).typ)
+	}
+	dirErr, dirPath, eof, ents, err := decodeRlistdir(f[headerLen:])
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if dirErr != 0 {
+		return 0, nil, false, dirErr
+	}
+	if len(ents) > max {
+		return 0, nil, false, fmt.Errorf("9P extension: %d entries for %d asked", len(ents), max)
+	}
+	return dirPath, ents, eof, nil
+}
+
+// call sends a request under a tag of the extension's and returns the
+// reply frame.
+func (c *Client) call(encode func(uint16, string, uint64, int) []byte, dir string, offset uint64, max int) ([]byte, error) {
 	var tag uint16
 	select {
 	case tag = <-c.tags:
 	case <-c.dead:
-		return 0, nil, c.err
+		return nil, c.err
 	}
 	defer func() { c.tags <- tag }()
 	ch := make(chan []byte, 1)
 	c.mu.Lock()
 	c.waiting[tag] = ch
 	c.mu.Unlock()
-	if err := c.w.frame(encodeTstatdir(tag, dir, names)); err != nil {
+	if err := c.w.frame(encode(tag, dir, offset, max)); err != nil {
 		c.forget(tag)
-		return 0, nil, err
+		return nil, err
 	}
-	var f []byte
 	select {
-	case f = <-ch:
+	case f := <-ch:
+		return f, nil
 	case <-c.dead:
 		c.forget(tag)
-		return 0, nil, c.err
+		return nil, c.err
 	}
-	switch parseHeader(f).typ {
-	case msgRstatdir:
-	case msgRlerror:
-		c.unsup.Store(true)
-		return 0, nil, ErrUnsupported
-	default:
-		return 0, nil, fmt.Errorf("9P extension: reply of type %d to Tstatdir", parseHeader(f).typ)
-	}
-	dirErr, dirPath, ents, err := decodeRstatdir(f[headerLen:])
-	if err != nil {
-		return 0, nil, err
-	}
-	if dirErr != 0 {
-		return 0, nil, dirErr
-	}
-	if len(ents) != len(names) {
-		return 0, nil, fmt.Errorf("9P extension: %d entries for %d names", len(ents), len(names))
-	}
-	return dirPath, ents, nil
 }
 
 func (c *Client) forget(tag uint16) {
@@ -189,6 +199,6 @@ func (c *Client) forget(tag uint16) {
 	c.mu.Unlock()
 }
 
-// Speaks reports whether StatDir may be asked: true until the export has
+// Speaks reports whether ListDir may be asked: true until the export has
 // refused it.
 func (c *Client) Speaks() bool { return !c.unsup.Load() }

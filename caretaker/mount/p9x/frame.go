@@ -11,26 +11,33 @@ import (
 // The 9P frame: size[4] type[1] tag[2], then the body; little-endian.
 const headerLen = 7
 
-// Message types: Tstatdir and its reply take numbers 9P2000.L and the
+// Message types: Tlistdir and its reply take numbers 9P2000.L and the
 // p9 library's own extensions leave unused.
 const (
 	msgRlerror  = 7
-	msgTstatdir = 220
-	msgRstatdir = 221
+	msgTlistdir = 222
+	msgRlistdir = 223
 )
 
 const (
-	// Tags of Tstatdir requests: the top of the tag space, which the p9
+	// Tags of Tlistdir requests: the top of the tag space, which the p9
 	// client (tags allocated from 1 up, reused as they free) never reaches
 	// with the few hundred requests a mount keeps in flight.
 	extTagFirst = 0xFF00
 	extTagLast  = 0xFFFE
-	// MaxNames bounds the names of one Tstatdir.
-	MaxNames = 512
-	// maxRequest bounds a Tstatdir frame (MaxNames names of 255 bytes and
-	// a path).
-	maxRequest = MaxNames*(2+255) + 2 + 4096 + 2 + headerLen
+	// MaxEntries bounds the entries of one Rlistdir.
+	MaxEntries = 512
+	// maxRequest bounds a Tlistdir frame (a path and two numbers).
+	maxRequest = headerLen + 2 + 4096 + 8 + 2
 )
+
+// Dirent is one entry of a listing, with its attributes.
+type Dirent struct {
+	Name   string
+	Offset uint64 // where a listing resumes after this entry
+	Type   uint8  // the d_type
+	Entry
+}
 
 // Entry is one name's attributes, or the error a walk to it would get.
 type Entry struct {

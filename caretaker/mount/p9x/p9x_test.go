@@ -42,7 +42,7 @@ func TestWriterSendsWholeFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		if part[0] == small[3] {
-			if err := w.frame(testFrame(msgTstatdir, extTagFirst, nil)); err != nil {
+			if err := w.frame(testFrame(msgTlistdir, extTagFirst, nil)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -55,7 +55,7 @@ func TestWriterSendsWholeFrames(t *testing.T) {
 	if _, err := w.Write(two[len(small)+headerLen:]); err != nil {
 		t.Fatal(err)
 	}
-	want := [][]byte{testFrame(msgTstatdir, extTagFirst, nil), small, small, big[:headerLen], big[headerLen:]}
+	want := [][]byte{testFrame(msgTlistdir, extTagFirst, nil), small, small, big[:headerLen], big[headerLen:]}
 	if len(r.writes) != len(want) {
 		t.Fatalf("%d writes, want %d", len(r.writes), len(want))
 	}
@@ -66,20 +66,20 @@ func TestWriterSendsWholeFrames(t *testing.T) {
 	}
 }
 
-func sampleEntries() []Entry {
-	return []Entry{
-		{QID: p9.QID{Type: p9.TypeDir, Version: 3, Path: 1 << 40}, Mask: p9.AttrMask{Mode: true, Size: true, BTime: true},
+func sampleEntries() []Dirent {
+	return []Dirent{
+		{Name: "d", Offset: 7, Type: 4, Entry: Entry{QID: p9.QID{Type: p9.TypeDir, Version: 3, Path: 1 << 40}, Mask: p9.AttrMask{Mode: true, Size: true, BTime: true},
 			Attr: p9.Attr{Mode: p9.ModeDirectory | 0o755, UID: 1000, GID: 100, NLink: 2, Size: 4096, BlockSize: 4096, Blocks: 8,
-				ATimeSeconds: 1, ATimeNanoSeconds: 2, MTimeSeconds: 3, MTimeNanoSeconds: 4, CTimeSeconds: 5, CTimeNanoSeconds: 6, BTimeSeconds: 7, BTimeNanoSeconds: 8}},
-		{Err: linux.ENOENT},
-		{QID: p9.QID{Path: 9}, Mask: p9.AttrMask{Mode: true, RDev: true}, Attr: p9.Attr{Mode: p9.ModeRegular | 0o600, RDev: 77}},
+				ATimeSeconds: 1, ATimeNanoSeconds: 2, MTimeSeconds: 3, MTimeNanoSeconds: 4, CTimeSeconds: 5, CTimeNanoSeconds: 6, BTimeSeconds: 7, BTimeNanoSeconds: 8}}},
+		{Name: "gone", Offset: 8, Type: 8, Entry: Entry{Err: linux.ENOENT}},
+		{Name: "f", Offset: 1 << 62, Type: 8, Entry: Entry{QID: p9.QID{Path: 9}, Mask: p9.AttrMask{Mode: true, RDev: true}, Attr: p9.Attr{Mode: p9.ModeRegular | 0o600, RDev: 77}}},
 	}
 }
 
-// pair serves stat behind Serve (or a stock p9 server when stat is nil)
+// pair serves list behind Serve (or a stock p9 server when list is nil)
 // on one end of a socket pair, and returns a Client and a p9 client on
 // the other.
-func pair(t *testing.T, stat StatDir) (*Client, *p9.Client) {
+func pair(t *testing.T, list ListDir) (*Client, *p9.Client) {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "hello"), []byte("world"), 0o644); err != nil {
@@ -90,11 +90,11 @@ func pair(t *testing.T, stat StatDir) (*Client, *p9.Client) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if stat == nil {
+		if list == nil {
 			_ = p9.NewServer(a).Handle(sc, sc)
 			return
 		}
-		x := Serve(sc, stat)
+		x := Serve(sc, list)
 		_ = p9.NewServer(a).Handle(x, x)
 	}()
 	x := NewClient(cc)
@@ -133,23 +133,17 @@ func readHello(c *p9.Client) error {
 	return nil
 }
 
-// Locks down Tstatdir end to end, many at once among 9P requests: each
+// Locks down Tlistdir end to end, many at once among 9P requests: each
 // caller gets its own answer, attributes intact, and 9P is undisturbed.
-func TestStatDirAmong9P(t *testing.T) {
-	want := sampleEntries()
-	x, c := pair(t, func(dir string, names []string) (uint64, []Entry, error) {
+func TestListDirAmong9P(t *testing.T) {
+	all := sampleEntries()
+	x, c := pair(t, func(dir string, offset uint64, max int) (uint64, []Dirent, bool, error) {
 		if dir == "gone" {
-			return 0, nil, linux.ENOTDIR
+			return 0, nil, false, linux.ENOTDIR
 		}
-		ents := make([]Entry, len(names))
-		for i, n := range names {
-			var k int
-			if _, err := fmt.Sscanf(n, "n%d", &k); err != nil {
-				return 0, nil, err
-			}
-			ents[i] = want[k%len(want)]
-		}
-		return uint64(len(dir)), ents, nil
+		from := min(int(offset), len(all))
+		to := min(from+max, len(all))
+		return uint64(len(dir)), all[from:to], to == len(all), nil
 	})
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -161,10 +155,11 @@ func TestStatDirAmong9P(t *testing.T) {
 					continue
 				}
 				dir := fmt.Sprintf("d%0*d", g+1, 0)
-				names := []string{fmt.Sprintf("n%d", g+i), fmt.Sprintf("n%d", g+i+1)}
-				path, ents, err := x.StatDir(dir, names)
-				if err == nil && (path != uint64(len(dir)) || !reflect.DeepEqual(ents, []Entry{want[(g+i)%3], want[(g+i+1)%3]})) {
-					err = fmt.Errorf("StatDir(%s, %v) = %d %+v", dir, names, path, ents)
+				off, max := uint64(i%3), 1+g%3
+				path, ents, eof, err := x.ListDir(dir, off, max)
+				to := min(int(off)+max, len(all))
+				if err == nil && (path != uint64(len(dir)) || eof != (to == len(all)) || !reflect.DeepEqual(ents, all[off:to])) {
+					err = fmt.Errorf("ListDir(%s, %d, %d) = %d %v %+v", dir, off, max, path, eof, ents)
 				}
 				errs <- err
 			}
@@ -176,7 +171,7 @@ func TestStatDirAmong9P(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := x.StatDir("gone", []string{"a"}); !errors.Is(err, linux.ENOTDIR) {
+	if _, _, _, err := x.ListDir("gone", 0, 1); !errors.Is(err, linux.ENOTDIR) {
 		t.Fatalf("a directory's own error: %v, want ENOTDIR", err)
 	}
 	if !x.Speaks() {
@@ -185,16 +180,16 @@ func TestStatDirAmong9P(t *testing.T) {
 }
 
 // Locks down the fallback: a 9P server that is not a cornus export answers
-// Tstatdir with Rlerror; the client says ErrUnsupported from then on, and
+// Tlistdir with Rlerror; the client says ErrUnsupported from then on, and
 // 9P goes on working on the same connection.
-func TestStatDirUnsupported(t *testing.T) {
+func TestListDirUnsupported(t *testing.T) {
 	x, c := pair(t, nil)
 	if err := readHello(c); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, _, err := x.StatDir("", []string{"hello"}); !errors.Is(err, ErrUnsupported) {
-			t.Fatalf("StatDir against a stock 9P server: %v, want ErrUnsupported", err)
+		if _, _, _, err := x.ListDir("", 0, 10); !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("ListDir against a stock 9P server: %v, want ErrUnsupported", err)
 		}
 	}
 	if x.Speaks() {
@@ -209,28 +204,29 @@ func TestStatDirUnsupported(t *testing.T) {
 func TestServerRefusesOversizedRequest(t *testing.T) {
 	sc, cc := net.Pipe()
 	defer cc.Close()
-	x := Serve(sc, func(string, []string) (uint64, []Entry, error) { return 0, nil, nil })
-	hdr := testFrame(msgTstatdir, extTagFirst, nil)
+	x := Serve(sc, func(string, uint64, int) (uint64, []Dirent, bool, error) { return 0, nil, true, nil })
+	hdr := testFrame(msgTlistdir, extTagFirst, nil)
 	binary.LittleEndian.PutUint32(hdr, maxRequest+1)
 	go cc.Write(hdr) //nolint:errcheck // the read below reports the outcome
 	if _, err := x.Read(make([]byte, 64)); err == nil {
-		t.Fatal("an oversized Tstatdir was read")
+		t.Fatal("an oversized Tlistdir was read")
 	}
 }
 
-func FuzzStatDirMessages(f *testing.F) {
-	f.Add(encodeTstatdir(1, "a/b", []string{"x", "y"})[headerLen:])
-	f.Add(encodeRstatdir(1, 0, 5, sampleEntries())[headerLen:])
+func FuzzListDirMessages(f *testing.F) {
+	f.Add(encodeTlistdir(1, "a/b", 7, 512)[headerLen:])
+	f.Add(encodeRlistdir(1, 0, 5, true, sampleEntries())[headerLen:])
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if dir, names, err := decodeTstatdir(body); err == nil {
-			if _, again, err := decodeTstatdir(encodeTstatdir(1, dir, names)[headerLen:]); err != nil || !reflect.DeepEqual(again, names) {
-				t.Fatalf("Tstatdir round trip: %v %q vs %q", err, again, names)
+		if dir, off, max, err := decodeTlistdir(body); err == nil {
+			d2, o2, m2, err := decodeTlistdir(encodeTlistdir(1, dir, off, max)[headerLen:])
+			if err != nil || d2 != dir || o2 != off || m2 != max {
+				t.Fatalf("Tlistdir round trip: %v %q %d %d", err, d2, o2, m2)
 			}
 		}
-		if e, path, ents, err := decodeRstatdir(body); err == nil {
-			e2, path2, again, err := decodeRstatdir(encodeRstatdir(1, e, path, ents)[headerLen:])
-			if err != nil || e2 != e || path2 != path || !reflect.DeepEqual(again, ents) {
-				t.Fatalf("Rstatdir round trip: %v", err)
+		if e, path, eof, ents, err := decodeRlistdir(body); err == nil {
+			e2, path2, eof2, again, err := decodeRlistdir(encodeRlistdir(1, e, path, eof, ents)[headerLen:])
+			if err != nil || e2 != e || path2 != path || eof2 != eof || !reflect.DeepEqual(again, ents) {
+				t.Fatalf("Rlistdir round trip: %v", err)
 			}
 		}
 	})

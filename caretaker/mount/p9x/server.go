@@ -9,33 +9,34 @@ import (
 	"github.com/hugelgupf/p9/linux"
 )
 
-// StatDir answers a Tstatdir: the attributes of names in the directory
-// dir, a path from the export's root ("" for the root), each as a walk to
-// it would find it, and the directory's own QID path. An error is the
-// directory's own (not found, not a directory, refused).
-type StatDir func(dir string, names []string) (dirPath uint64, ents []Entry, err error)
+// ListDir answers a Tlistdir: at most max entries of the directory dir,
+// a path from the export's root ("" for the root), from offset, each with
+// its attributes as a walk to it would find them; the directory's own QID
+// path; and whether the listing ends there. An error is the directory's
+// own (not found, not a directory, refused).
+type ListDir func(dir string, offset uint64, max int) (dirPath uint64, ents []Dirent, eof bool, err error)
 
-// statBusy bounds the Tstatdir requests a connection answers at once; the
+// listBusy bounds the Tlistdir requests a connection answers at once; the
 // connection is not read further while they are all busy.
-const statBusy = 8
+const listBusy = 8
 
 // Serve wraps the exporting end's connection for the p9 server: frames
-// written whole, reads buffered, and Tstatdir answered by stat.
-func Serve(conn io.ReadWriteCloser, stat StatDir) io.ReadWriteCloser {
-	return &serverConn{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), w: writer{w: conn}, stat: stat, busy: make(chan struct{}, statBusy)}
+// written whole, reads buffered, and Tlistdir answered by list.
+func Serve(conn io.ReadWriteCloser, list ListDir) io.ReadWriteCloser {
+	return &serverConn{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), w: writer{w: conn}, list: list, busy: make(chan struct{}, listBusy)}
 }
 
 type serverConn struct {
 	conn io.ReadWriteCloser
 	br   *bufio.Reader
 	w    writer
-	stat StatDir
+	list ListDir
 	busy chan struct{}
 	left int // bytes of the current p9 frame still to read
 }
 
 // Read implements io.Reader for the p9 server, which reads one frame at a
-// time; Tstatdir frames between its frames are taken out and answered.
+// time; Tlistdir frames between its frames are taken out and answered.
 func (c *serverConn) Read(p []byte) (int, error) {
 	for c.left == 0 {
 		b, err := c.br.Peek(headerLen)
@@ -46,12 +47,12 @@ func (c *serverConn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		h := parseHeader(b)
-		if h.typ != msgTstatdir {
+		if h.typ != msgTlistdir {
 			c.left = int(h.size)
 			break
 		}
 		if h.size < headerLen || h.size > maxRequest {
-			return 0, fmt.Errorf("9P extension: Tstatdir of %d bytes", h.size)
+			return 0, fmt.Errorf("9P extension: Tlistdir of %d bytes", h.size)
 		}
 		f := make([]byte, h.size)
 		if _, err := io.ReadFull(c.br, f); err != nil {
@@ -68,12 +69,15 @@ func (c *serverConn) Read(p []byte) (int, error) {
 func (c *serverConn) answer(tag uint16, body []byte) {
 	defer func() { <-c.busy }()
 	var reply []byte
-	dir, names, err := decodeTstatdir(body)
+	dir, offset, max, err := decodeTlistdir(body)
 	if err != nil {
 		reply = encodeRlerror(tag, linux.EINVAL)
 	} else {
-		path, ents, err := c.stat(dir, names)
-		reply = encodeRstatdir(tag, Errno(err), path, ents)
+		path, ents, eof, err := c.list(dir, offset, max)
+		if len(ents) > max {
+			ents, eof = ents[:max], false
+		}
+		reply = encodeRlistdir(tag, Errno(err), path, eof, ents)
 	}
 	_ = c.w.frame(reply) // a failed write fails the connection, seen by the reads
 }

@@ -8,59 +8,73 @@ import (
 	"github.com/hugelgupf/p9/p9"
 )
 
-// Tstatdir: path[s] nnames[2] nnames*(name[s]), path being the directory
-// from the export's root ("" for the root, else names joined by "/").
-// Rstatdir: errno[4] dirpath[8] nentries[2] nentries*(entry): errno the
-// directory's own (then no entries), dirpath the QID path of the
-// directory found, for the client to check it is the one it lists.
+// Tlistdir: path[s] offset[8] max[2], path being the directory from the
+// export's root ("" for the root, else names joined by "/"), offset where
+// the listing resumes (0, or an entry's Offset), max the most entries
+// wanted. Rlistdir: errno[4] dirpath[8] eof[1] nentries[2]
+// nentries*(name[s] offset[8] type[1] entry): errno the directory's own
+// (then no entries), dirpath the QID path of the directory found, for the
+// client to check it is the one it lists, eof set when no entry follows.
 
-func encodeTstatdir(tag uint16, dir string, names []string) []byte {
-	b := putString(frame(msgTstatdir, tag), dir)
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(names)))
-	for _, n := range names {
-		b = putString(b, n)
-	}
+func encodeTlistdir(tag uint16, dir string, offset uint64, max int) []byte {
+	b := putString(frame(msgTlistdir, tag), dir)
+	b = binary.LittleEndian.AppendUint64(b, offset)
+	b = binary.LittleEndian.AppendUint16(b, uint16(max))
 	return done(b)
 }
 
-func decodeTstatdir(body []byte) (dir string, names []string, err error) {
+func decodeTlistdir(body []byte) (dir string, offset uint64, max int, err error) {
 	d := &decoder{b: body}
 	dir = d.str()
-	n := int(d.u16())
-	if n > MaxNames {
-		return "", nil, fmt.Errorf("9P extension: %d names in a Tstatdir, at most %d", n, MaxNames)
+	offset = d.u64()
+	max = int(d.u16())
+	if max > MaxEntries {
+		return "", 0, 0, fmt.Errorf("9P extension: %d entries asked in a Tlistdir, at most %d", max, MaxEntries)
 	}
-	names = make([]string, 0, n)
-	for range n {
-		names = append(names, d.str())
-	}
-	return dir, names, d.err()
+	return dir, offset, max, d.err()
 }
 
-func encodeRstatdir(tag uint16, dirErr linux.Errno, dirPath uint64, ents []Entry) []byte {
-	b := frame(msgRstatdir, tag)
+func encodeRlistdir(tag uint16, dirErr linux.Errno, dirPath uint64, eof bool, ents []Dirent) []byte {
+	b := frame(msgRlistdir, tag)
 	b = binary.LittleEndian.AppendUint32(b, uint32(dirErr))
 	b = binary.LittleEndian.AppendUint64(b, dirPath)
+	b = append(b, boolByte(eof))
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(ents)))
 	for i := range ents {
-		b = appendEntry(b, &ents[i])
+		e := &ents[i]
+		b = putString(b, e.Name)
+		b = binary.LittleEndian.AppendUint64(b, e.Offset)
+		b = append(b, e.Type)
+		b = appendEntry(b, &e.Entry)
 	}
 	return done(b)
 }
 
-func decodeRstatdir(body []byte) (dirErr linux.Errno, dirPath uint64, ents []Entry, err error) {
+func decodeRlistdir(body []byte) (dirErr linux.Errno, dirPath uint64, eof bool, ents []Dirent, err error) {
 	d := &decoder{b: body}
 	dirErr = linux.Errno(d.u32())
 	dirPath = d.u64()
+	eof = d.u8() != 0
 	n := int(d.u16())
-	if n > MaxNames {
-		return 0, 0, nil, fmt.Errorf("9P extension: %d entries in an Rstatdir, at most %d", n, MaxNames)
+	if n > MaxEntries {
+		return 0, 0, false, nil, fmt.Errorf("9P extension: %d entries in an Rlistdir, at most %d", n, MaxEntries)
 	}
-	ents = make([]Entry, n)
+	ents = make([]Dirent, n)
 	for i := range ents {
-		readEntry(d, &ents[i])
+		e := &ents[i]
+		e.Name = d.str()
+		e.Offset = d.u64()
+		e.Type = d.u8()
+		readEntry(d, &e.Entry)
 	}
-	return dirErr, dirPath, ents, d.err()
+	return dirErr, dirPath, eof, ents, d.err()
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func appendEntry(b []byte, e *Entry) []byte {

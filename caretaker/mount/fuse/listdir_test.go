@@ -21,8 +21,11 @@ import (
 
 // The 9P message types the listing tests count.
 const (
+	tLopen       = 12
+	tReaddir     = 40
+	tWalk        = 110
 	tWalkGetAttr = 126
-	tStatdir     = 220
+	tListdir     = 222
 )
 
 // countingConn counts the 9P requests the mount sends, by type.
@@ -54,10 +57,13 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-func (c *countingConn) counts() (walks, statdirs int) {
+// counts is how many requests went out: those of plain 9P2000.L that a
+// listing with attributes takes (walks, opens and reads of directories),
+// and Tlistdirs.
+func (c *countingConn) counts() (plain, listdirs int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.count[tWalkGetAttr], c.count[tStatdir]
+	return c.count[tWalkGetAttr] + c.count[tWalk] + c.count[tLopen] + c.count[tReaddir], c.count[tListdir]
 }
 
 // listSizes lists dir with attributes (as ls -l does) and checks every
@@ -90,10 +96,10 @@ func writeSized(t *testing.T, dir string, n int) {
 	}
 }
 
-// Locks down issue 29's listing: a cornus export gives a listing's
-// attributes by Tstatdir, MaxNames entries to a round trip, with no walk
-// per entry.
-func TestListingUsesStatdir(t *testing.T) {
+// Locks down issue 29's listing: a cornus export lists a directory with
+// its entries' attributes by Tlistdir, MaxEntries to a round trip: no
+// walk, open or read of the directory, and no walk per entry.
+func TestListingUsesListdir(t *testing.T) {
 	eachExport(t, func(t *testing.T, eo export.Options) {
 		needFUSE(t)
 		fx := &fixture{src: t.TempDir(), mnt: t.TempDir(), exportDone: make(chan error, 1)}
@@ -101,9 +107,9 @@ func TestListingUsesStatdir(t *testing.T) {
 		writeSized(t, fx.src, n)
 		cc := fx.startCounting(t, eo)
 		listSizes(t, fx.mnt, n)
-		walks, statdirs := cc.counts()
-		if walks > 2 || statdirs < 2 || statdirs > 4 {
-			t.Fatalf("listing %d entries took %d walks and %d Tstatdirs; want about 2 Tstatdirs (probe and %d-name batches) and no walk per entry", n, walks, statdirs, 512)
+		plain, listdirs := cc.counts()
+		if plain != 0 || listdirs != 3 {
+			t.Fatalf("listing %d entries took %d walks, opens and reads and %d Tlistdirs; want none and 3 (the mount's probe and two batches of at most 512)", n, plain, listdirs)
 		}
 	})
 }
@@ -134,8 +140,8 @@ func (fx *fixture) startCounting(t *testing.T, eo export.Options) *countingConn 
 }
 
 // Locks down the fallback to walks: a 9P server that is not a cornus
-// export (hugelgupf's localfs) refuses Tstatdir once, at mount, and the
-// listing's attributes come from walks, each entry its own.
+// export (hugelgupf's localfs) refuses Tlistdir once, at mount, and the
+// directory is read through a fid, its entries' attributes from walks.
 func TestListingFromStockServer(t *testing.T) {
 	needFUSE(t)
 	src, mnt := t.TempDir(), t.TempDir()
@@ -157,8 +163,8 @@ func TestListingFromStockServer(t *testing.T) {
 		<-served
 	}()
 	listSizes(t, mnt, n)
-	if walks, statdirs := cc.counts(); statdirs != 1 || walks < n {
-		t.Fatalf("%d walks and %d Tstatdirs; want the probe alone and a walk per entry", walks, statdirs)
+	if plain, listdirs := cc.counts(); listdirs != 1 || plain < n {
+		t.Fatalf("%d walks, opens and reads and %d Tlistdirs; want the probe alone and a walk per entry", plain, listdirs)
 	}
 }
 
@@ -200,4 +206,41 @@ func TestListedAttributesFollowEdits(t *testing.T) {
 func errorIs(err error, target syscall.Errno) bool {
 	pe, ok := err.(*os.PathError)
 	return ok && pe.Err == target
+}
+
+// Locks down Tlistdir's directory check: it names the directory by path,
+// and a directory open on the mount whose path names another directory by
+// now (renamed on the exporting side) is listed through its own fid: its
+// own entries, never the other's.
+func TestListingFollowsRenamedDirectory(t *testing.T) {
+	eachExport(t, func(t *testing.T, eo export.Options) {
+		fx := mountFixture(t, eo, Options{})
+		for _, p := range []string{"a", "other"} {
+			if err := os.Mkdir(filepath.Join(fx.src, p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(fx.src, p, "in-"+p), p)
+		}
+		if _, err := os.Stat(filepath.Join(fx.mnt, "a")); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(fx.mnt, "a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := os.Rename(filepath.Join(fx.src, "a"), filepath.Join(fx.src, "b")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(fx.src, "other"), filepath.Join(fx.src, "a")); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Readdirnames(-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0] != "in-a" {
+			t.Fatalf("the open directory lists %q, want its own [in-a]", got)
+		}
+	})
 }
