@@ -50,6 +50,7 @@ const (
 	FeatureRemoteMode  Feature = "remote-mode"  // RemoteModer
 	FeatureInherit     Feature = "inherit"      // VolumeInheritor
 	FeatureRootless    Feature = "rootless"     // RootlessReporter
+	FeatureStartPull   Feature = "start-pull"   // StartPuller
 )
 
 // optional pairs each feature with the test for its interface, in
@@ -83,6 +84,7 @@ var optional = []struct {
 	{FeatureRemoteMode, reflect.TypeFor[RemoteModer]()},
 	{FeatureInherit, reflect.TypeFor[VolumeInheritor]()},
 	{FeatureRootless, reflect.TypeFor[RootlessReporter]()},
+	{FeatureStartPull, reflect.TypeFor[StartPuller]()},
 }
 
 // AllFeatures lists every optional feature.
@@ -182,6 +184,15 @@ type Images interface {
 // Puller fetches images from registries.
 type Puller interface {
 	PullImage(ctx context.Context, ref string, progress func(PullProgress)) error
+}
+
+// StartPuller is a backend whose runtime pulls a missing image itself
+// when it starts a container, and fails the start, naming the image, when
+// it cannot (Kubernetes: imagePullPolicy IfNotPresent). The engine leaves
+// it the images of the default pull policy (missing): asking whether an
+// image is there first would cost it as much as the pull.
+type StartPuller interface {
+	PullsOnStart()
 }
 
 // Pusher sends images to registries.

@@ -38,11 +38,15 @@ func (e *Engine) ensureImages(ctx context.Context, apps []spec.App) error {
 		return nil // the runtime fetches images itself
 	}
 	needs := map[string]imageNeed{}
+	startPulls := e.caps.Has(backends.FeatureStartPull)
 	for _, a := range apps {
 		if a.PullAuth != nil {
 			continue // the server's registry holds it: the runtime pulls it with its credential
 		}
 		kind, every, _ := spec.ParsePullPolicy(a.PullPolicy) // validated
+		if kind == spec.PullMissing && startPulls {
+			continue // the runtime pulls it if missing when it starts the app
+		}
 		n := imageNeed{kind: kind, every: every}
 		if old, ok := needs[a.Image]; !ok || n.stricter(old) {
 			needs[a.Image] = n

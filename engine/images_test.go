@@ -22,19 +22,27 @@ type imageStore struct {
 	pulled  []string
 	offline bool
 	noPull  bool // the runtime cannot pull (declares no FeaturePull)
+	onStart bool // the runtime pulls missing images at start (FeatureStartPull)
+	looked  []string
 }
 
 func (s *imageStore) Capabilities() backends.Capabilities {
-	if s.noPull {
-		return backends.Capabilities{Features: []backends.Feature{backends.FeatureImages}}
+	fs := []backends.Feature{backends.FeatureImages}
+	if !s.noPull {
+		fs = append(fs, backends.FeaturePull)
 	}
-	return backends.Capabilities{Features: []backends.Feature{backends.FeatureImages, backends.FeaturePull}}
+	if s.onStart {
+		fs = append(fs, backends.FeatureStartPull)
+	}
+	return backends.Capabilities{Features: fs}
 }
+func (s *imageStore) PullsOnStart() {}
 func (s *imageStore) LoadImage(context.Context, io.Reader) ([]string, error) { return nil, nil }
 func (s *imageStore) ListImages(context.Context) ([]backends.Image, error)   { return nil, nil }
 func (s *imageStore) RemoveImage(context.Context, string, bool) error        { return nil }
 func (s *imageStore) Name() string                                           { return "fake" }
 func (s *imageStore) InspectImage(_ context.Context, ref string) (backends.Image, error) {
+	s.looked = append(s.looked, ref)
 	at, ok := s.tagged[ref]
 	if !ok {
 		return backends.Image{}, errdefs.ErrNotFound
@@ -80,6 +88,21 @@ func TestPullPolicies(t *testing.T) {
 		if (err != nil) != c.fails || (len(s.pulled) > 0) != c.pull {
 			t.Errorf("%q tagged %v ago offline %v: pulled %v err %v; want pull %v fails %v", c.policy, c.tagged, c.offline, s.pulled, err, c.pull, c.fails)
 		}
+	}
+}
+
+// A runtime that pulls missing images when it starts (Kubernetes) is left
+// the default policy's images: not looked for, not pulled first; the
+// other policies still are.
+func TestStartPullLeavesMissing(t *testing.T) {
+	s := &imageStore{tagged: map[string]time.Time{}, onStart: true}
+	apps := []spec.App{{Name: "a", Image: "absent"}, {Name: "b", Image: "other", PullPolicy: "missing"}}
+	if err := New(s).ensureImages(context.Background(), apps); err != nil || len(s.looked)+len(s.pulled) != 0 {
+		t.Fatalf("default policy: %v, looked for %v, pulled %v; want neither", err, s.looked, s.pulled)
+	}
+	err := New(s).ensureImages(context.Background(), []spec.App{{Name: "a", Image: "absent", PullPolicy: "never"}, {Name: "c", Image: "fresh", PullPolicy: "always"}})
+	if err == nil || len(s.pulled) != 1 || s.pulled[0] != "fresh" {
+		t.Fatalf("never and always: %v, pulled %v; want never's error and always's pull", err, s.pulled)
 	}
 }
 

@@ -62,6 +62,12 @@ func (b *Backend) InspectImage(ctx context.Context, ref string) (backends.Image,
 	return b.probe(ctx, ref, corev1.PullNever)
 }
 
+// PullsOnStart implements backends.StartPuller: pods pull with
+// imagePullPolicy IfNotPresent, and a failed pull fails the start (see
+// started). Without access to the nodes' image lists, asking whether an
+// image is there takes a probe pod, as long as the pull itself.
+func (b *Backend) PullsOnStart() {}
+
 // PullImage has a node pull the image (a probe pod with IfNotPresent).
 func (b *Backend) PullImage(ctx context.Context, ref string, progress func(backends.PullProgress)) error {
 	if progress != nil {
