@@ -36,7 +36,7 @@ func (s *imageStore) Capabilities() backends.Capabilities {
 	}
 	return backends.Capabilities{Features: fs}
 }
-func (s *imageStore) PullsOnStart() {}
+func (s *imageStore) PullsOnStart()                                          {}
 func (s *imageStore) LoadImage(context.Context, io.Reader) ([]string, error) { return nil, nil }
 func (s *imageStore) ListImages(context.Context) ([]backends.Image, error)   { return nil, nil }
 func (s *imageStore) RemoveImage(context.Context, string, bool) error        { return nil }
