@@ -3,12 +3,14 @@ package dockerhost
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 
 	"github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/moby/moby/client/pkg/versions"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/internal/hostlock"
@@ -47,7 +49,11 @@ func New(ctx context.Context, opts ...Option) (*Backend, error) {
 	if host == "" {
 		host = HostFromEnv(c.environ)
 	}
-	cli, err := client.New(client.WithHost(host), client.WithHTTPResponseHook(noteEventsAnswer)) // negotiates the API version by default
+	// Negotiates the API version by default. The client wraps its
+	// transport in OpenTelemetry's, which cornus does not export from:
+	// filtered out, a request skips it (13 µs of a 170 µs inspect here).
+	cli, err := client.New(client.WithHost(host), client.WithHTTPResponseHook(noteEventsAnswer),
+		client.WithTraceOptions(otelhttp.WithFilter(func(*http.Request) bool { return false })))
 	if err != nil {
 		return nil, fmt.Errorf("docker client for %s: %w: %w", host, errdefs.ErrInvalidArgument, err)
 	}

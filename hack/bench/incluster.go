@@ -103,6 +103,14 @@ func (b bench) installChart(ns string) ([]string, time.Duration, bool) {
 	archive := filepath.Join(b.dir, "cornus-image.tar")
 	ref := strings.TrimSpace(b.out(b.cornus, "agent", "image", "-o", archive))
 	b.mustEnv(nil, "ctr", "--address", "/run/cornus-k8s/containerd.sock", "--namespace", "k8s.io", "images", "import", archive)
+	// The kubelet reports a node's images every 10 s: a server that reads
+	// them (the host server's rows) must not look before.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(b.outEnv(admin, "kubectl", "get", "nodes", "-o", "jsonpath={..images[*].names}"), ref); {
+		if time.Now().After(deadline) {
+			fail(fmt.Errorf("no node lists %s a minute after its import", ref))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	repo, tag, _ := strings.Cut(ref, ":")
 	start := time.Now()
 	b.mustEnv(admin, helm, "install", "bench", chart, "--namespace", ns, "--create-namespace", "--wait", "--timeout", "5m",
