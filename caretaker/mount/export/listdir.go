@@ -67,6 +67,24 @@ func listDir(t exportTree, dir string, offset uint64, max int) (uint64, []p9x.Di
 	return qid.Path, out, eof, nil
 }
 
+// describe gives one entry per name: a name that is no single component,
+// or not visible here, as not found; any other as stat finds it.
+func describe(names []string, visible func(string) bool, stat func(string) (p9x.Entry, error)) []p9x.Entry {
+	ents := make([]p9x.Entry, len(names))
+	for i, name := range names {
+		if checkName(name) != nil || !visible(name) {
+			ents[i].Err = linux.ENOENT
+			continue
+		}
+		e, err := stat(name)
+		if err != nil {
+			e = p9x.Entry{Err: p9x.Errno(err)}
+		}
+		ents[i] = e
+	}
+	return ents
+}
+
 // splitDir splits a Tlistdir's directory into the names Walk takes; each
 // is checked there.
 func splitDir(dir string) []string {
