@@ -242,13 +242,13 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 		case <-ctx.Done():
 			return err
 		}
-		err = b.remove(ctx, id, q)
+		err = gone(b.remove(ctx, id, q))
 	}
 	if err != nil && o.Force && exitFileLate(err) {
 		// Its forced stop met the late exit file (stop's comment): libpod
 		// has recorded the container stopped, so a second remove goes on.
 		if d, ierr := b.inspect(ctx, id); ierr == nil && !d.State.Running {
-			err = b.remove(ctx, id, q)
+			err = gone(b.remove(ctx, id, q))
 		}
 	}
 	if err != nil {
@@ -264,6 +264,17 @@ func (b *Backend) Remove(ctx context.Context, id string, o backends.RemoveOption
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	return nil
+}
+
+// gone takes a retried remove's NotFound as done: the attempt that failed
+// before it removed the container after all (libpod finishes a removal
+// its report called failed: CI51, a recreate's remove of a container with
+// a busy shm met "no container with name or ID" on its retry).
+func gone(err error) error {
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // reportError reads the error of a podman report (a string, an object

@@ -2,7 +2,10 @@ package podman
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/containerd/errdefs"
 )
 
 // The busy-rootfs retry matches libpod's message (CI40) and nothing else.
@@ -15,5 +18,17 @@ func TestRootfsBusy(t *testing.T) {
 		if rootfsBusy(e) {
 			t.Errorf("%q taken for a busy root filesystem", e)
 		}
+	}
+}
+
+// A retried remove that finds the container gone is done (CI51): the
+// attempt reported as failed removed it after all. Other errors stay.
+func TestRetriedRemoveGone(t *testing.T) {
+	if err := gone(fmt.Errorf("remove container x: no container with name or ID \"x\" found: %w", errdefs.ErrNotFound)); err != nil {
+		t.Errorf("gone container: %v", err)
+	}
+	busy := errors.New("device or resource busy")
+	if err := gone(busy); err != busy {
+		t.Errorf("other error: %v", err)
 	}
 }
