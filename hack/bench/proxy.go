@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -69,6 +70,10 @@ func (b bench) proxyLatency(image, dockerSock string, requests int) (answersHeld
 	measure(warm, list, inspect(ids[:1]))
 	fmt.Println("  read cache bypassed (CORNUS_DOCKERAPI_CACHE=off: every request reaches dockerd)")
 	measure(off, list, inspect(ids[:1]))
+	floor, stopFloor := b.floorProxy(dockerSock)
+	defer stopFloor()
+	fmt.Println("  the floor of any proxy: one more HTTP hop passing bytes (net/http's reverse proxy, in the bench)")
+	measure(floor, list, inspect(ids[:1]))
 
 	// Churn: 10 running containers with a healthcheck every second; each
 	// check is several events on its container (exec_create, exec_start,
@@ -299,6 +304,21 @@ func apiVersion(c *http.Client) string {
 	var v struct{ ApiVersion string }
 	decode(resp, &v)
 	return "/v" + v.ApiVersion
+}
+
+// floorProxy serves a byte-passing reverse proxy to dockerd on a unix
+// socket: what a second HTTP hop costs before any conversion.
+func (b bench) floorProxy(dockerSock string) (*http.Client, func()) {
+	sock := filepath.Join(b.dir, "floor.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		fail(err)
+	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "d" },
+		Transport: unixClient(dockerSock).Transport}
+	srv := &http.Server{Handler: rp}
+	go srv.Serve(l) //nolint:errcheck // ends with Close
+	return unixClient(sock), func() { srv.Close() }
 }
 
 func unixClient(path string) *http.Client {
