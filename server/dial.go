@@ -13,6 +13,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -118,22 +119,7 @@ func replica(ctx context.Context, e *engine.Engine, project, service string, ind
 }
 
 // pipe copies both ways until both directions are done.
-func pipe(a, b net.Conn) {
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.CopyBuffer(dst, src, make([]byte, copyBuffer))
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			_ = dst.Close()
-		}
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	<-done
-}
+func pipe(a, b net.Conn) { streamcopy.Pipe(a, b) }
 
 // maxDatagram bounds one forwarded UDP datagram.
 const maxDatagram = 65507
@@ -186,7 +172,3 @@ func ReadDatagrams(r io.Reader, fn func([]byte) error) error {
 		}
 	}
 }
-
-// copyBuffer is the chunk a forwarded stream moves at a time: large
-// chunks make fewer session frames (each one a WebSocket message).
-const copyBuffer = 256 << 10

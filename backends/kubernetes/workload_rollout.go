@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,15 +132,22 @@ func (b *Backend) finishReplicas(ctx context.Context, w workload, pods []corev1.
 	if err != nil {
 		return nil, err
 	}
+	// A replica the workload made since (a pod deleted by anyone) resolves
+	// by its names from now on. The replicas' writes go at once.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(replicaWrites)
 	for _, c := range cs {
-		// A replica the workload made since (a pod deleted by anyone)
-		// resolves by its names from now on.
-		if err := b.publish(ctx, c); err != nil {
-			return nil, err
-		}
+		g.Go(func() error { return b.publish(gctx, c) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return cs, nil
 }
+
+// replicaWrites bounds the replicas of one workload written at once (their
+// numbers, their EndpointSlices).
+const replicaWrites = 8
 
 // rolledOut reports whether the Deployment's controller has seen its
 // latest spec and replaced every replica of earlier templates (kubectl
@@ -163,18 +171,34 @@ func (b *Backend) numberReplicas(ctx context.Context, pods []corev1.Pod, reserve
 			ptrs = append(ptrs, &pods[i])
 		}
 	}
-	var out []container
-	for p, n := range numbered(ptrs, reserved) {
-		if p.Labels[labelReplica] != fmt.Sprint(n) {
-			patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, labelReplica, fmt.Sprint(n))
-			np, err := b.core.Pods(b.cfg.namespace).Patch(ctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{})
-			if err != nil {
-				return nil, wrap(err, "number pod %s", p.Name)
+	nums := numbered(ptrs, reserved)
+	found := make([]*container, len(ptrs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(replicaWrites)
+	for i, p := range ptrs {
+		n := nums[p]
+		g.Go(func() error {
+			if p.Labels[labelReplica] != fmt.Sprint(n) {
+				patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, labelReplica, fmt.Sprint(n))
+				np, err := b.core.Pods(b.cfg.namespace).Patch(gctx, p.Name, "application/merge-patch+json", patch, metav1.PatchOptions{})
+				if err != nil {
+					return wrap(err, "number pod %s", p.Name)
+				}
+				p = np
 			}
-			p = np
-		}
-		if c, ok := workloadContainer(p, n); ok {
-			out = append(out, c)
+			if c, ok := workloadContainer(p, n); ok {
+				found[i] = &c
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []container
+	for _, c := range found {
+		if c != nil {
+			out = append(out, *c)
 		}
 	}
 	return out, nil

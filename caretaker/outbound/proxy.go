@@ -17,6 +17,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 )
 
 // Bounds on what a workload may send before its connection is carried.
@@ -155,19 +156,11 @@ func (p *Proxy) logged(d egress.Destination, dec egress.Decision, err error) {
 func pipe(down net.Conn, br io.Reader, up net.Conn) {
 	done := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(up, br)
-		closeWrite(up)
+		_, _ = streamcopy.Copy(up, br)
+		streamcopy.CloseWrite(up)
 		close(done)
 	}()
-	_, _ = io.Copy(down, up)
-	closeWrite(down)
+	_, _ = streamcopy.Copy(down, up)
+	streamcopy.CloseWrite(down)
 	<-done
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	_ = c.Close()
 }

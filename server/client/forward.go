@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -164,23 +165,4 @@ func readDatagrams(r io.Reader, fn func([]byte) error) error {
 
 // Pipe copies both ways until both directions are done, half-closing as
 // each ends.
-func Pipe(a, b net.Conn) {
-	var wg sync.WaitGroup
-	cp := func(dst, src net.Conn) {
-		defer wg.Done()
-		_, _ = io.CopyBuffer(dst, src, make([]byte, copyBuffer))
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			_ = dst.Close()
-		}
-	}
-	wg.Add(2)
-	go cp(a, b)
-	go cp(b, a)
-	wg.Wait()
-}
-
-// copyBuffer is the chunk a forwarded stream moves at a time (see the
-// server's).
-const copyBuffer = 256 << 10
+func Pipe(a, b net.Conn) { streamcopy.Pipe(a, b) }
