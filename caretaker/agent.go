@@ -12,6 +12,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 )
@@ -114,7 +115,7 @@ func (a *agentRole) serve(h api.StreamHeader, st net.Conn) {
 				return
 			}
 			defer up.Close()
-			client.Pipe(c, up)
+			streamcopy.Pipe(c, up)
 		}()
 	}
 }

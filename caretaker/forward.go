@@ -12,6 +12,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 )
@@ -51,7 +52,7 @@ func dialHandler(ctx context.Context, dial func(context.Context, string, string)
 			pipeDatagrams(st, conn)
 			return
 		}
-		client.Pipe(st, conn)
+		streamcopy.Pipe(st, conn)
 	}
 }
 

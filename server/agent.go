@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/caretaker"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -108,5 +109,5 @@ func (s *Server) relayAgent(project string, a api.AgentOpen, st net.Conn) {
 	}
 	defer conn.Close()
 	replyDial(st, nil)
-	pipe(st, conn)
+	streamcopy.Pipe(st, conn)
 }

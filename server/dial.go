@@ -57,7 +57,7 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 		pipeDatagrams(st, conn)
 		return
 	}
-	pipe(st, conn)
+	streamcopy.Pipe(st, conn)
 }
 
 func replyDial(st net.Conn, err error) { api.Reply(st, err) }
@@ -117,9 +117,6 @@ func replica(ctx context.Context, e *engine.Engine, project, service string, ind
 	}
 	return backends.Container{}, fmt.Errorf("%w: no running replica %d of service %q in project %s", errdefs.ErrNotFound, index, service, project)
 }
-
-// pipe copies both ways until both directions are done.
-func pipe(a, b net.Conn) { streamcopy.Pipe(a, b) }
 
 // maxDatagram bounds one forwarded UDP datagram.
 const maxDatagram = 65507

@@ -22,6 +22,7 @@ import (
 	"github.com/cornus-dev/cornus/egress/netguard"
 	"github.com/cornus-dev/cornus/egress/sandbox"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/muxconn"
 	"github.com/cornus-dev/cornus/spec"
@@ -225,7 +226,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 	}
 	defer conn.Close()
 	replyDial(st, nil)
-	pipe(st, conn)
+	streamcopy.Pipe(st, conn)
 }
 
 // dialGateway connects to d for the gateway route: the addresses its name

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/caretaker"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -161,5 +162,5 @@ func (s *Server) relayMount(project string, m api.MountOpen, st net.Conn) {
 	}
 	defer conn.Close()
 	replyDial(st, nil)
-	pipe(st, conn)
+	streamcopy.Pipe(st, conn)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -26,6 +27,6 @@ func (s *Session) ForwardAgent(socket string) {
 		}
 		defer c.Close()
 		Reply(st, nil)
-		Pipe(st, c)
+		streamcopy.Pipe(st, c)
 	})
 }

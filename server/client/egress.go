@@ -17,6 +17,7 @@ import (
 
 	"github.com/cornus-dev/cornus/egress"
 	"github.com/cornus-dev/cornus/egress/netguard"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -78,7 +79,7 @@ func egressHandler(policies map[string]*egress.Policy, dial func(context.Context
 		}
 		defer conn.Close()
 		Reply(st, nil)
-		Pipe(st, conn)
+		streamcopy.Pipe(st, conn)
 	}
 }
 

@@ -70,7 +70,7 @@ func ServeForward(ctx context.Context, s Dialer, service string, f Forward, read
 			return
 		}
 		defer st.Close()
-		Pipe(c, st)
+		streamcopy.Pipe(c, st)
 	})
 }
 
@@ -162,7 +162,3 @@ func readDatagrams(r io.Reader, fn func([]byte) error) error {
 		}
 	}
 }
-
-// Pipe copies both ways until both directions are done, half-closing as
-// each ends.
-func Pipe(a, b net.Conn) { streamcopy.Pipe(a, b) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -54,7 +55,7 @@ func socks(ctx context.Context, s Dialer, c net.Conn) {
 	defer st.Close()
 	socksReply(c, socksOK)
 	_ = c.SetDeadline(time.Time{})
-	Pipe(&api.BufferedConn{Conn: c, R: br}, st)
+	streamcopy.Pipe(&api.BufferedConn{Conn: c, R: br}, st)
 }
 
 // socksHandshake reads the greeting (no-auth only) and a CONNECT request.

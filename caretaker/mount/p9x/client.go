@@ -62,14 +62,10 @@ func (c *Client) readLoop() {
 
 func (c *Client) demux() error {
 	for {
-		b, err := c.br.Peek(headerLen)
+		h, err := peekHeader(c.br)
 		if err != nil {
-			if len(b) > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
 			return err
 		}
-		h := parseHeader(b)
 		if !isExtTag(h.tag) {
 			select {
 			case c.next <- int(h.size):
@@ -141,7 +137,7 @@ func (c *Client) ListDir(dir string, offset uint64, max int) (dirPath uint64, en
 	if max > MaxEntries {
 		return 0, nil, false, fmt.Errorf("9P extension: %d entries asked, at most %d", max, MaxEntries)
 	}
-	f, err := c.call(encodeTlistdir, dir, offset, max)
+	f, err := c.call(func(tag uint16) []byte { return encodeTlistdir(tag, dir, offset, max) })
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -166,9 +162,9 @@ func (c *Client) ListDir(dir string, offset uint64, max int) (dirPath uint64, en
 	return dirPath, ents, eof, nil
 }
 
-// call sends a request under a tag of the extension's and returns the
-// reply frame.
-func (c *Client) call(encode func(uint16, string, uint64, int) []byte, dir string, offset uint64, max int) ([]byte, error) {
+// call sends the request req encodes under a tag of the extension's and
+// returns the reply frame.
+func (c *Client) call(req func(tag uint16) []byte) ([]byte, error) {
 	var tag uint16
 	select {
 	case tag = <-c.tags:
@@ -180,7 +176,7 @@ func (c *Client) call(encode func(uint16, string, uint64, int) []byte, dir strin
 	c.mu.Lock()
 	c.waiting[tag] = ch
 	c.mu.Unlock()
-	if err := c.w.frame(encode(tag, dir, offset, max)); err != nil {
+	if err := c.w.frame(req(tag)); err != nil {
 		c.forget(tag)
 		return nil, err
 	}

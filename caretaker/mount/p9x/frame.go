@@ -1,8 +1,10 @@
 package p9x
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
+	"io"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
@@ -57,6 +59,19 @@ type header struct {
 
 func parseHeader(b []byte) header {
 	return header{size: binary.LittleEndian.Uint32(b), typ: b[4], tag: binary.LittleEndian.Uint16(b[5:])}
+}
+
+// peekHeader reads the next frame's header without consuming it; a
+// connection ending inside one is an unexpected EOF.
+func peekHeader(br *bufio.Reader) (header, error) {
+	b, err := br.Peek(headerLen)
+	if err != nil {
+		if len(b) > 0 && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return header{}, err
+	}
+	return parseHeader(b), nil
 }
 
 func isExtTag(tag uint16) bool { return tag >= extTagFirst && tag <= extTagLast }

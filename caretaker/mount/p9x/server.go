@@ -39,14 +39,10 @@ type serverConn struct {
 // time; Tlistdir frames between its frames are taken out and answered.
 func (c *serverConn) Read(p []byte) (int, error) {
 	for c.left == 0 {
-		b, err := c.br.Peek(headerLen)
+		h, err := peekHeader(c.br)
 		if err != nil {
-			if len(b) > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
 			return 0, err
 		}
-		h := parseHeader(b)
 		if h.typ != msgTlistdir {
 			c.left = int(h.size)
 			break
