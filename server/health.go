@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -29,7 +31,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if _, err := s.b.List(ctx, backends.ListOptions{Labels: map[string]string{readyLabel: "probe"}}); err != nil {
+	_, err := s.b.List(ctx, backends.ListOptions{Labels: map[string]string{readyLabel: "probe"}})
+	s.readiness.record(s.log, s.b.Name(), err)
+	if err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "not ready: the %s backend: %v\n", s.b.Name(), err)
 		return
@@ -40,3 +44,28 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // readyLabel selects no container: readyz's list is a probe of the
 // backend, not a count.
 const readyLabel = "dev.cornus.readyz"
+
+// readiness remembers the last probe's outcome so the log says when the
+// backend went away, why, and how long it took to come back: the request
+// log only shows a probe's status, not its cause.
+type readiness struct {
+	mu    sync.Mutex
+	since time.Time // when the current outage began; zero while ready
+	cause string
+}
+
+func (r *readiness) record(log *slog.Logger, backend string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil && !r.since.IsZero():
+		log.Info("ready again", "backend", backend, "after", time.Since(r.since).Round(time.Millisecond).String())
+		r.since, r.cause = time.Time{}, ""
+	case err != nil && (r.since.IsZero() || r.cause != err.Error()):
+		if r.since.IsZero() {
+			r.since = time.Now()
+		}
+		r.cause = err.Error()
+		log.Warn("not ready", "backend", backend, "err", r.cause)
+	}
+}

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -59,5 +61,30 @@ func TestHealthProbes(t *testing.T) {
 	}
 	if code, body := get(broken, "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "cannot list resource \"pods\"") {
 		t.Errorf("/readyz with a failing backend: %d %q, want 503 naming the refusal", code, body)
+	}
+}
+
+// The log says when readiness was lost, why (each new cause once), and
+// how long the outage lasted: the request log shows only the status.
+func TestReadinessLog(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	var r readiness
+	refused := errors.New("dial tcp 10.96.0.1:443: connect: connection refused")
+	r.record(log, "kubernetes", nil)
+	r.record(log, "kubernetes", refused)
+	r.record(log, "kubernetes", refused)
+	r.record(log, "kubernetes", context.DeadlineExceeded)
+	r.record(log, "kubernetes", nil)
+	r.record(log, "kubernetes", nil)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{`msg="not ready" backend=kubernetes err="dial tcp`, `msg="not ready" backend=kubernetes err="context deadline exceeded"`, `msg="ready again" backend=kubernetes after=`}
+	if len(lines) != len(want) {
+		t.Fatalf("log:\n%s\nwant %d lines", buf.String(), len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d: %s, want %s", i, lines[i], w)
+		}
 	}
 }

@@ -82,6 +82,7 @@ type Server struct {
 	remote    bool
 	remoteVar string
 	log       *slog.Logger
+	readiness readiness
 	// hostPolicy is what clients' specs may take from this host; the
 	// engine's allows mountsDir as well, where client-local mounts are.
 	hostPolicy hostpolicy.Policy
