@@ -92,8 +92,14 @@ func TestClusterFaults(t *testing.T) {
 		return err == nil && strings.Contains(out, "Up "), out
 	})
 	t.Logf("served through its Service again %.1f s after the API server", time.Since(back).Seconds())
-	logs := c.kubectl("logs", "deployment/"+c.server)
-	for _, want := range []string{`"path":"/readyz","status":503`, `"msg":"not ready"`, `"msg":"ready again"`} {
+	// The server logs "ready again" at the first probe after recovery,
+	// which may come after the user's first command.
+	var logs string
+	c.eventually("the server's log saying it is ready again", func() (bool, string) {
+		logs = c.kubectl("logs", "deployment/"+c.server)
+		return strings.Contains(logs, `"msg":"ready again"`), logs
+	})
+	for _, want := range []string{`"path":"/readyz","status":503`, `"msg":"not ready"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the server's log does not report its readiness (%s):\n%s", want, logs)
 		}
