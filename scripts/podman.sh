@@ -12,6 +12,7 @@
 # start). No systemd: cgroupfs and a file events log. Networks are netavark's
 # (with aardvark-dns: peers resolve each other by name and alias). An exec
 # session's conmon stays 10 s after the process ends, not podman's 300 s.
+# The volumes directory is a shared mount (remote mode's propagation).
 set -euo pipefail
 state=${CORNUS_PODMAN_STATE:-/run/cornus-podman}
 sock=${CORNUS_PODMAN_SOCKET:-$state/podman.sock}
@@ -30,6 +31,19 @@ alive() {
 ping() { [ -S "$sock" ] && curl -sf --max-time 3 --unix-socket "$sock" http://podman/v5.0.0/libpod/_ping >/dev/null 2>&1; }
 up() { echo "podman.sh: podman $(podman version --format '{{.Server.Version}}' 2>/dev/null || podman --version) is up: CORNUS_PODMAN_SOCKET=unix://$sock (CONTAINERS_CONF $conf, log $log)"; }
 
+# Volumes live on a shared mount, as dockerd makes /var/lib/docker one: a
+# remote-mode caretaker mounts client-local mounts and credentials below
+# its volume (bound rshared), which reach its app (bound rslave) only
+# through the host's peer group. systemd hosts mount / shared; these have
+# no systemd, and / is private.
+vols=/var/lib/containers/storage/volumes
+shared_volumes() {
+	mkdir -p "$vols"
+	awk -v d="$vols" '$5 == d && / shared:/ { found = 1 } END { exit !found }' /proc/self/mountinfo && return
+	mountpoint -q "$vols" || mount --bind "$vols" "$vols"
+	mount --make-shared "$vols"
+}
+shared_volumes
 ping && command -v podman-compose >/dev/null 2>&1 && { up; exit 0; }
 
 need=()
@@ -82,6 +96,8 @@ events_logger = "$events_logger"
 # conmon of an API exec session lingers this long after the process ended
 # (300 by default): with an exec per healthcheck probe they pile up.
 exit_command_delay = 10
+# podman's default, named: shared_volumes makes it a shared mount.
+volume_path = "$vols"
 
 [network]
 network_backend = "netavark"

@@ -90,15 +90,16 @@ func (b *Backend) Rootless(ctx context.Context) (bool, error) {
 
 // CheckHostReach refuses features that reach the container's network from
 // the host (port-forward, tunnel) on a rootless service, whose containers
-// live in a network namespace of their own user's, unless
-// CORNUS_PODMAN_REMOTE=1 says the caller handles that.
+// live in a network namespace of their own user's. In remote mode
+// (RemoteMode) `cornus serve` never reaches them from the host: each
+// replica's companion dials next to the app.
 func (b *Backend) CheckHostReach(ctx context.Context, what string) error {
 	rootless, err := b.Rootless(ctx)
-	if err != nil || !rootless || b.cfg.remote {
+	if err != nil || !rootless {
 		return err
 	}
 	return fmt.Errorf("%s: the podman service at %s runs rootless, so its container networks are not reachable from this host's namespace; "+
-		"run a rootful service, or set %s=1 to go through the remote companion instead: %w",
+		"run a rootful service, or serve it with `cornus serve` in remote mode (%s=1), whose companions dial next to the app: %w",
 		what, b.Endpoint(), EnvRemote, errdefs.ErrFailedPrecondition)
 }
 

@@ -21,8 +21,11 @@ const (
 	// EnvService=1 makes cornus start `podman system service` itself on a
 	// private socket and supervise it.
 	EnvService = "CORNUS_PODMAN_SERVICE"
-	// EnvRemote=1 lets features that reach into the container's network
-	// from the host (port-forward, tunnel) run against a rootless service.
+	// EnvRemote "1" is the backend's remote mode (backends.RemoteModer):
+	// `cornus serve` gives every replica a caretaker companion in its
+	// network namespace, which mounts the client-local mounts and dials
+	// port-forwards and tunnels next to the app (a rootless service's
+	// networks are not the host's).
 	EnvRemote = "CORNUS_PODMAN_REMOTE"
 	// EnvPodmanBinary overrides the podman executable service mode runs.
 	EnvPodmanBinary = "CORNUS_PODMAN_BINARY"

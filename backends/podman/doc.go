@@ -35,10 +35,10 @@
 // # Capability matrix
 //
 // Features: images, pull, networks, connect, kill, restart, pause,
-// attach, copy, top, rename, events, stats, host reach and rootless (no
-// workloads, local mounts as host binds, dial or remote mode: the
-// server's remote mode is not podman's; CORNUS_PODMAN_REMOTE only lifts
-// the host-reach refusal). Restart policies are podman's; podman 4
+// attach, copy, top, rename, events, stats, host reach, rootless and
+// remote mode (CORNUS_PODMAN_REMOTE=1: `cornus serve` gives each replica a
+// caretaker companion, remote.go; no workloads, local mounts as host
+// binds or dial). Restart policies are podman's; podman 4
 // restarts at once and has no
 // "restarting" state, so a container between runs that its policy
 // restarts reads as restarting. Healthchecks are podman's

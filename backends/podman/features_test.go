@@ -438,7 +438,9 @@ func TestNameConflict(t *testing.T) {
 
 // Locks down rootless awareness: the answer is podman's own (GET
 // /libpod/info), and reaching containers from the host is refused on a
-// rootless service unless CORNUS_PODMAN_REMOTE=1 (issue 9).
+// rootless service, naming remote mode, which goes through companions
+// instead (issue 9; issue 30: the variable used to lift the refusal and
+// leave the dial to an unroutable address).
 func TestRootless(t *testing.T) {
 	b, ctx := setup(t)
 	var info hostInfo
@@ -449,13 +451,18 @@ func TestRootless(t *testing.T) {
 	if err != nil || rootless != info.Host.Security.Rootless {
 		t.Fatalf("Rootless() = %v, %v; podman says %v", rootless, err, info.Host.Security.Rootless)
 	}
-	err = b.CheckHostReach(ctx, "port-forward")
-	if rootless != (err != nil) || (err != nil && (!errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), EnvRemote))) {
-		t.Fatalf("rootless %v: CheckHostReach = %v", rootless, err)
+	for _, remote := range []bool{false, true} {
+		b.cfg.remote = remote
+		err = b.CheckHostReach(ctx, "port-forward")
+		if rootless != (err != nil) || (err != nil && (!errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), EnvRemote+"=1"))) {
+			t.Fatalf("rootless %v, remote mode %v: CheckHostReach = %v", rootless, remote, err)
+		}
+		if on, v := b.RemoteMode(); on != remote || v != EnvRemote {
+			t.Errorf("RemoteMode() = %v, %q with %s %v", on, v, EnvRemote, remote)
+		}
 	}
-	b.cfg.remote = true
-	if err := b.CheckHostReach(ctx, "port-forward"); err != nil {
-		t.Fatalf("with %s=1: %v", EnvRemote, err)
+	if !b.Capabilities().Has(backends.FeatureRemoteMode) {
+		t.Error("podman does not offer remote mode")
 	}
 	t.Logf("rootless: %v", rootless)
 }
