@@ -60,6 +60,9 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if len(mounts) > 0 && !remote {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s: client-local mounts through a caretaker need a cornus server in remote mode with an advertised URL", a.Name)
 	}
+	if len(a.Credentials) > 0 && !remote {
+		return engine.Attachment{}, false, fmt.Errorf("services.%s.credentials: the client mints them and a caretaker delivers them: they need a cornus server in remote mode with an advertised URL: %w", a.Name, errdefs.ErrFailedPrecondition)
+	}
 	needEgress := NeedsCompanion(a)
 	if _, gap := c.Backend.Capabilities().Gap("egress"); gap {
 		needEgress = false // a declared gap, warned: the app runs without
@@ -161,15 +164,14 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 	}
 	if len(cfg.Mounts) > 0 {
 		// FUSE (or kernel 9p) in the companion: the device and the right
-		// to mount, in its own mount namespace (propagated to the host
-		// path of the shared volume only). Where AppArmor confines
-		// containers, its default profile forbids mount(2) even with the
-		// capability. A /tmp for fusectl, mounted privately to abort a
-		// connection.
+		// to mount (mountPrivileges). A /tmp for fusectl, mounted
+		// privately to abort a connection.
 		att.Companion.Devices = []spec.Device{{Source: "/dev/fuse", Target: "/dev/fuse", Permissions: "rwm"}}
-		att.Companion.CapAdd = append(att.Companion.CapAdd, "SYS_ADMIN")
-		att.Companion.SecurityOpt = append(att.Companion.SecurityOpt, "apparmor=unconfined")
+		mountPrivileges(&att)
 		att.Companion.Tmpfs = []spec.Tmpfs{{Target: "/tmp", Size: 1 << 20}}
+	}
+	if err := attachCredentials(a, &att, cfg, v.Mountpoint, false); err != nil {
+		return att, err
 	}
 	return att, nil
 }
@@ -206,6 +208,9 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 		att.Companion.Privileged = true
 		att.Companion.CapAdd, att.Companion.CapDrop, att.Companion.SecurityOpt = nil, nil, nil
 		att.Companion.ReadOnly = false
+	}
+	if err := attachCredentials(a, &att, cfg, "", true); err != nil {
+		return att, err
 	}
 	return att, nil
 }

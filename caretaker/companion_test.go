@@ -49,6 +49,8 @@ func TestCompanionPrivileges(t *testing.T) {
 	proxy := &spec.Egress{Mode: spec.EgressProxy, Default: "cluster"}
 	transparent := &spec.Egress{Mode: spec.EgressTransparent, Default: "cluster"}
 	nnp := []string{"no-new-privileges:true"}
+	fileCred := []spec.Credential{{Name: "tok"}}
+	awsCred := []spec.Credential{{Name: "aws", Deliver: spec.DeliverAWS}}
 	for _, tc := range []struct {
 		name             string
 		c                *Companions
@@ -66,6 +68,11 @@ func TestCompanionPrivileges(t *testing.T) {
 			capAdd: []string{"SYS_ADMIN"}, secOpt: []string{"no-new-privileges:true", "apparmor=unconfined"}, fuse: true},
 		{name: "remote, mounts and transparent egress", c: companions(false, true), app: withMounts(spec.App{Name: "web", Egress: transparent}),
 			capAdd: []string{"NET_ADMIN", "SYS_ADMIN"}, appDrop: []string{"NET_ADMIN", "NET_RAW"}, secOpt: []string{"no-new-privileges:true", "apparmor=unconfined"}, fuse: true},
+		{name: "remote, file credential", c: companions(false, true), app: spec.App{Name: "web", Credentials: fileCred},
+			capAdd: []string{"SYS_ADMIN"}, secOpt: []string{"no-new-privileges:true", "apparmor=unconfined"}},
+		{name: "remote, aws credential", c: companions(false, true), app: spec.App{Name: "web", Credentials: awsCred}, secOpt: nnp},
+		{name: "remote, mounts and file credential", c: companions(false, true), app: withMounts(spec.App{Name: "web", Credentials: fileCred}),
+			capAdd: []string{"SYS_ADMIN"}, secOpt: []string{"no-new-privileges:true", "apparmor=unconfined"}, fuse: true},
 		{name: "sidecar, remote, no mounts", c: companions(true, true), app: spec.App{Name: "web"}, secOpt: nnp},
 		{name: "sidecar, transparent egress", c: companions(true, false), app: spec.App{Name: "web", Egress: transparent},
 			capAdd: []string{"NET_ADMIN"}, appDrop: []string{"NET_ADMIN", "NET_RAW"}, secOpt: nnp},

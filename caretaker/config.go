@@ -56,6 +56,11 @@ type Config struct {
 	// network namespace) and agent (ssh-agent sockets for exec
 	// --forward-agent).
 	Remote bool `json:"remote,omitempty"`
+	// Credentials are the credential role's (credential.go);
+	// CredentialToken is what the app's AWS SDK must send to the AWS
+	// endpoint (its AWS_CONTAINER_AUTHORIZATION_TOKEN).
+	Credentials     []Credential `json:"credentials,omitempty"`
+	CredentialToken string       `json:"credentialToken,omitempty"`
 }
 
 // Mount is one client-local mount of the mount role.
@@ -95,8 +100,13 @@ func Parse(raw string) (Config, error) {
 			return c, fmt.Errorf("%s: mounts[%d]: file %q is not a file name", EnvConfig, i, m.File)
 		}
 	}
-	if (len(c.Mounts) > 0 || c.Remote) && c.Server == "" {
-		return c, fmt.Errorf("%s: the mount, portforward and agent roles need the server to dial back to", EnvConfig)
+	if (len(c.Mounts) > 0 || c.Remote || len(c.Credentials) > 0) && c.Server == "" {
+		return c, fmt.Errorf("%s: the mount, portforward, agent and credential roles need the server to dial back to", EnvConfig)
+	}
+	for i, cr := range c.Credentials {
+		if !spec.ValidCredentialName(cr.Name) || (cr.Deliver != "" && cr.Deliver != spec.DeliverFile && cr.Deliver != spec.DeliverAWS) {
+			return c, fmt.Errorf("%s: credentials[%d]: %q delivered %q", EnvConfig, i, cr.Name, cr.Deliver)
+		}
 	}
 	if c.Egress != nil {
 		if err := c.Egress.Validate("egress"); err != nil {

@@ -66,6 +66,13 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 			return fmt.Errorf("caretaker: %w", err)
 		}
 	}
+	if len(c.Credentials) > 0 {
+		undo, err := runCredentials(ctx, &wg, c, relay, log)
+		if err != nil {
+			return err
+		}
+		defer undo()
+	}
 	if c.Egress != nil {
 		var opener outbound.Opener
 		if relay != nil {

@@ -21,8 +21,9 @@ import (
 // by a detached agent process (`up -d`) that lives until the server ends
 // the session (down) or it is killed.
 // Whoever holds the session serves exp, the client-local mounts (nil:
-// none), and the client routes of blocks, the deployment's egress.
-func (se *Session) hold(ctx context.Context, project string, background bool, blocks map[string]*spec.Egress, exp *client.Exports) error {
+// none), the client routes of blocks, the deployment's egress, and mints
+// the credentials of srcs.
+func (se *Session) hold(ctx context.Context, project string, background bool, blocks map[string]*spec.Egress, srcs credentialSources, exp *client.Exports) error {
 	r := se.remote
 	if !background {
 		sess, err := r.client.OpenSession(ctx, project, false)
@@ -30,10 +31,11 @@ func (se *Session) hold(ctx context.Context, project string, background bool, bl
 			return err
 		}
 		serveExports(ctx, sess, exp)
+		serveCredentials(sess, srcs, se.streams.Environ)
 		r.attach, r.projects.Session = sess, sess.ID
 		return serveEgress(sess, blocks, se.streams.Environ, se.streams.Err)
 	}
-	environ := append(append([]string{}, se.streams.Environ...), egressEnv(blocks)...)
+	environ := append(append(append([]string{}, se.streams.Environ...), egressEnv(blocks)...), credentialsEnv(srcs)...)
 	id, err := spawnAgent(ctx, environ, r.client.URL(), project, exp)
 	if err != nil {
 		return err
@@ -112,11 +114,16 @@ func ServeAgent(ctx context.Context, s Streams, url, project string) error {
 	if err != nil {
 		return err
 	}
+	srcs, err := credentialsFromEnv(s.Environ)
+	if err != nil {
+		return err
+	}
 	sess, err := c.OpenSession(ctx, project, false)
 	if err != nil {
 		return err
 	}
 	serveExports(ctx, sess, exp)
+	serveCredentials(sess, srcs, s.Environ)
 	if err := serveEgress(sess, blocks, s.Environ, s.Err); err != nil {
 		_ = sess.Close()
 		return err
@@ -139,6 +146,7 @@ func ServeAgent(ctx context.Context, s Streams, url, project string) error {
 			return nil // ended for good: a down, or the server's grace passed
 		}
 		serveExports(ctx, next, exp)
+		serveCredentials(next, srcs, s.Environ)
 		if err := serveEgress(next, blocks, s.Environ, s.Err); err != nil {
 			_ = next.Close()
 			return err

@@ -68,7 +68,7 @@ func (se *Session) Deploy(ctx context.Context, p spec.Project, o Options) (engin
 	if se.remote != nil && o.Hold != HoldNone {
 		// The deployment lives as long as its session: this process's in
 		// the foreground, an agent's in the background.
-		if err := se.hold(ctx, p.Name, o.Hold == HoldAgent, egressBlocks(p), exp); err != nil {
+		if err := se.hold(ctx, p.Name, o.Hold == HoldAgent, egressBlocks(p), credentialsOf(p), exp); err != nil {
 			return engine.UpResult{}, err
 		}
 	}

@@ -15,7 +15,13 @@ import (
 const (
 	EgressExtension       = "x-cornus-egress"
 	DevcontainerExtension = "x-cornus-devcontainer"
+	// CredentialsExtension is a service's credentials (spec.Credential):
+	// typed as Credentials.
+	CredentialsExtension = "x-cornus-credentials"
 )
+
+// Credentials is the typed value of a service's x-cornus-credentials.
+type Credentials []spec.Credential
 
 // DevcontainerInfo is what devcontainer.json says about the development
 // session of its primary service: session settings and lifecycle commands.
@@ -67,7 +73,7 @@ func typedExtensions(in types.Extensions, at, file string) (types.Extensions, er
 	for _, k := range keys {
 		v := in[k]
 		switch v.(type) {
-		case *spec.Egress, *DevcontainerInfo: // already typed: a reloaded project
+		case *spec.Egress, *DevcontainerInfo, Credentials: // already typed: a reloaded project
 			out[k] = v
 			continue
 		}
@@ -87,8 +93,17 @@ func typedExtensions(in types.Extensions, at, file string) (types.Extensions, er
 				return nil, err
 			}
 			out[k] = &d
+		case k == CredentialsExtension && at != "":
+			var cs Credentials
+			if err := decodeExtension(v, at+k, file, &cs); err != nil {
+				return nil, err
+			}
+			if err := spec.ValidateCredentials(at+k, cs); err != nil {
+				return nil, prefixFile(file, err)
+			}
+			out[k] = cs
 		case strings.HasPrefix(k, "x-cornus-"):
-			return nil, fmt.Errorf("%s: %s%s: unknown cornus extension (known: %s, %s)", file, at, k, EgressExtension, DevcontainerExtension)
+			return nil, fmt.Errorf("%s: %s%s: unknown cornus extension (known: %s, %s; %s on a service)", file, at, k, EgressExtension, DevcontainerExtension, CredentialsExtension)
 		default:
 			out[k] = v
 		}
@@ -111,6 +126,12 @@ func prefixFile(file string, err error) error {
 func Egress(ext types.Extensions) *spec.Egress {
 	e, _ := ext[EgressExtension].(*spec.Egress)
 	return e
+}
+
+// ServiceCredentials returns a service's typed x-cornus-credentials.
+func ServiceCredentials(ext types.Extensions) []spec.Credential {
+	cs, _ := ext[CredentialsExtension].(Credentials)
+	return cs
 }
 
 // Devcontainer returns the typed x-cornus-devcontainer extension, or nil.

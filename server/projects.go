@@ -91,6 +91,11 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
+	// Its companions ask for their credentials before the app starts.
+	if err := s.credentials.set(p); err != nil {
+		writeError(w, err)
+		return
+	}
 	tok, err := s.tokens.mintCaretaker(grant{Tenant: id.tenant, Project: project, Epoch: epoch})
 	if err != nil {
 		writeError(w, err)
@@ -158,6 +163,9 @@ func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, ses
 	if err := s.checkClientRoutes(p, sess); err != nil {
 		return p, err
 	}
+	if err := s.checkCredentials(p, sess); err != nil {
+		return p, err
+	}
 	p, err := s.registryImages(ctx, tenant, p)
 	if err != nil {
 		return p, err
@@ -215,6 +223,7 @@ func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 	if err == nil {
 		s.tokens.forgetCaretaker(project)
 		s.policies.forget(project)
+		s.credentials.forget(project)
 		s.sessions.release(project)
 		var left bool
 		if left, err = present(ctx, s.b, project); err == nil {

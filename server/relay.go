@@ -175,8 +175,10 @@ func (s *Server) serveRelayStream(ctx context.Context, project string, st net.Co
 		s.relayMount(project, *h.Mount, st)
 	case h.Op == api.OpAgent && h.Agent != nil:
 		s.relayAgent(project, *h.Agent, st)
+	case h.Op == api.OpCredential && h.Credential != nil:
+		s.relayCredential(project, *h.Credential, st)
 	default:
-		replyDial(st, fmt.Errorf("%w: a caretaker relays egress, mount and agent streams, not %q", errdefs.ErrInvalidArgument, h.Op))
+		replyDial(st, fmt.Errorf("%w: a caretaker relays egress, mount, agent and credential streams, not %q", errdefs.ErrInvalidArgument, h.Op))
 	}
 }
 

@@ -89,6 +89,7 @@ func (ss *sessions) expire(id string) {
 	}
 	ss.srv.tokens.forgetCaretaker(project)
 	ss.srv.policies.forget(project)
+	ss.srv.credentials.forget(project)
 }
 
 // claim takes the orphan id for tenant's new session s of project: s

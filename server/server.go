@@ -75,6 +75,7 @@ type Server struct {
 	closeOnce   sync.Once
 	sessions    *sessions
 	policies    *policies
+	credentials *credentialGrants
 	relays      relays
 	agents      agents
 	// remote is the backend's remote mode (server/remote.go), remoteVar
@@ -165,6 +166,7 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	}
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"), grace)
 	s.policies = newPolicies(filepath.Join(state, "egress"))
+	s.credentials = newCredentialGrants(filepath.Join(state, "credentials"))
 	if err := s.sessions.reconcile(); err != nil {
 		return nil, err
 	}

@@ -219,9 +219,9 @@ func muxConfig() *yamux.Config {
 
 // openToClient opens a stream to the client holding project's session.
 func (ss *sessions) openToClient(project string, h api.StreamHeader) (net.Conn, error) {
-	ss.mu.Lock()
-	s := ss.byProject[project]
-	ss.mu.Unlock()
+	// The deploying session too: companions ask for credentials (and
+	// apps may route to the client) before their up ends.
+	s := ss.provider(project)
 	if s == nil {
 		return nil, fmt.Errorf("%w: project %s has no client session to carry the client route (a detached deployment cannot use it)", errdefs.ErrFailedPrecondition, project)
 	}
@@ -303,6 +303,7 @@ func (ss *sessions) end(s *session) {
 	}
 	ss.srv.tokens.forgetCaretaker(s.project)
 	ss.srv.policies.forget(s.project)
+	ss.srv.credentials.forget(s.project)
 }
 
 // forRequest is the session a request names (HeaderSession), which must

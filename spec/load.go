@@ -120,8 +120,8 @@ func (a appDocument) project() Project {
 	return p
 }
 
-// withPathsResolved returns a copy with relative bind sources and secret or
-// config files made absolute against dir.
+// withPathsResolved returns a copy with relative bind sources, secret or
+// config files and credential source files made absolute against dir.
 func (p Project) withPathsResolved(dir string) Project {
 	out := p.clone()
 	for name, a := range out.Services {
@@ -136,6 +136,11 @@ func (p Project) withPathsResolved(dir string) Project {
 		for i, c := range a.Configs {
 			if c.File != "" {
 				a.Configs[i].File = resolvePath(dir, c.File)
+			}
+		}
+		for _, c := range a.Credentials {
+			if c.Source != nil && c.Source.File != "" {
+				c.Source.File = resolvePath(dir, c.Source.File) // the copy's own
 			}
 		}
 		out.Services[name] = a

@@ -101,7 +101,9 @@ type App struct {
 	DeviceCgroupRules []string `yaml:"deviceCgroupRules,omitempty" json:"deviceCgroupRules,omitempty"`
 	Logging           *Logging `yaml:"logging,omitempty" json:"logging,omitempty"`
 
-	Egress       *Egress       `yaml:"egress,omitempty" json:"egress,omitempty"`
+	Egress *Egress `yaml:"egress,omitempty" json:"egress,omitempty"`
+	// Credentials are what the app may ask its client for (credential.go).
+	Credentials  []Credential  `yaml:"credentials,omitempty" json:"credentials,omitempty"`
 	Devcontainer *Devcontainer `yaml:"devcontainer,omitempty" json:"devcontainer,omitempty"`
 	// Watch are Compose's develop.watch rules: what compose watch does
 	// when the client's files change. Read by the client alone.

@@ -160,7 +160,14 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 	}
 	validateFileMounts(at+".secrets", a.Secrets, ps)
 	validateFileMounts(at+".configs", a.Configs, ps)
+	a.validateRemote(at, ps)
+}
+
+// validateRemote checks what a remote deployment's caretaker acts on: the
+// egress policy and the credentials.
+func (a App) validateRemote(at string, ps *Problems) {
 	a.Egress.validate(at+".egress", ps)
+	validateCredentials(at+".credentials", a.Credentials, ps)
 }
 
 // hostLabelRE is one RFC 1123 label: letters, digits and '-', neither

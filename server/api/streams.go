@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -16,6 +17,8 @@ type StreamHeader struct {
 	Mount  *MountOpen  `json:"mount,omitempty"`
 	Agent  *AgentOpen  `json:"agent,omitempty"`
 	Build  *BuildOpen  `json:"build,omitempty"`
+	// Credential names the credential an OpCredential stream asks for.
+	Credential *CredentialOpen `json:"credential,omitempty"`
 }
 
 // Stream operations.
@@ -40,7 +43,28 @@ const (
 	// connection to its ssh agent. The client serves only what the build
 	// it asked for names.
 	OpBuild = "build"
+	// OpCredential: caretaker → server → client, mint a credential the
+	// deployment declared (CredentialOpen); the client answers with one
+	// CredentialValue line. The server checks the declaration and relays
+	// the bytes without reading or keeping them.
+	OpCredential = "credential"
 )
+
+// CredentialOpen asks for credential Name of Service.
+type CredentialOpen struct {
+	Service string `json:"service"`
+	Name    string `json:"name"`
+}
+
+// CredentialValue is a minted credential: its bytes, and when it expires
+// (zero: the source named no expiry).
+type CredentialValue struct {
+	Value      []byte    `json:"value"`
+	Expiration time.Time `json:"expiration,omitzero"`
+}
+
+// MaxCredential bounds a minted credential's bytes.
+const MaxCredential = 256 << 10
 
 // BuildOpen is one read of a build from its client.
 type BuildOpen struct {

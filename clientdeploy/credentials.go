@@ -1,0 +1,74 @@
+package clientdeploy
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/server/client"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// envSessionCredentials carries a project's credential sources to the
+// session agent, which mints them for it.
+const envSessionCredentials = "CORNUS_SESSION_CREDENTIALS"
+
+// credentialSources are a project's credentials with a source, by service
+// and name: what this client mints when the server asks.
+type credentialSources map[string]map[string]spec.CredentialSource
+
+func credentialsOf(p spec.Project) credentialSources {
+	var out credentialSources
+	for svc, a := range p.Services {
+		for _, c := range a.Credentials {
+			if c.Source == nil {
+				continue
+			}
+			if out == nil {
+				out = credentialSources{}
+			}
+			if out[svc] == nil {
+				out[svc] = map[string]spec.CredentialSource{}
+			}
+			out[svc][c.Name] = *c.Source
+		}
+	}
+	return out
+}
+
+// serveCredentials answers the server's credential streams on sess.
+func serveCredentials(sess *client.Session, srcs credentialSources, environ []string) {
+	if sess == nil || len(srcs) == 0 {
+		return
+	}
+	byService := map[string]map[string]spec.Credential{}
+	for svc, names := range srcs {
+		byService[svc] = map[string]spec.Credential{}
+		for name, src := range names {
+			byService[svc][name] = spec.Credential{Name: name, Source: &src}
+		}
+	}
+	sess.Handle(api.OpCredential, client.CredentialHandler(byService, environ))
+}
+
+// credentialsEnv is srcs for the session agent's environment.
+func credentialsEnv(srcs credentialSources) []string {
+	if len(srcs) == 0 {
+		return []string{envSessionCredentials + "="}
+	}
+	b, _ := json.Marshal(srcs)
+	return []string{envSessionCredentials + "=" + string(b)}
+}
+
+// credentialsFromEnv reads what credentialsEnv wrote.
+func credentialsFromEnv(environ []string) (credentialSources, error) {
+	raw := getenv(environ, envSessionCredentials)
+	if raw == "" {
+		return nil, nil
+	}
+	var srcs credentialSources
+	if err := json.Unmarshal([]byte(raw), &srcs); err != nil {
+		return nil, fmt.Errorf("%s: %w", envSessionCredentials, err)
+	}
+	return srcs, nil
+}

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tmpfsMagic is statfs(2)'s f_type of a tmpfs.
+const tmpfsMagic = 0x01021994
+
+// Issue 30, item 1: the credential role. The client mints each credential
+// from a source on its side (a command printing an expiry, an environment
+// variable); the caretaker delivers it as a file on a tmpfs, rewritten
+// before it expires, or on the AWS container-credentials endpoint, which
+// answers only with the app's token. The credential crosses the server
+// and stays on neither its disk nor its log.
+func TestRemoteModeCredentials(t *testing.T) {
+	if daemon(t).Capabilities().Sidecars {
+		t.Skip("file credentials in a sidecar caretaker are not supported yet")
+	}
+	srv := startRemoteServer(t)
+	b := daemon(t)
+	raw := make([]byte, 12)
+	_, _ = rand.Read(raw)
+	secret := hex.EncodeToString(raw)
+	dir := t.TempDir()
+	// The token command counts its runs: a new value each time, valid 4 s.
+	mint := filepath.Join(dir, "mint.sh")
+	writeFile(t, mint, `#!/bin/sh
+n=$(( $(cat `+dir+`/count 2>/dev/null || echo 0) + 1 )); echo $n > `+dir+`/count
+exp=$(date -u -d "@$(( $(date +%s) + 4 ))" +%Y-%m-%dT%H:%M:%SZ)
+printf '{"token":"tok-%s-%s","expiration":"%s"}\n' "`+secret+`" "$n" "$exp"
+`)
+	aws := filepath.Join(dir, "aws.sh")
+	writeFile(t, aws, `#!/bin/sh
+exp=$(date -u -d "@$(( $(date +%s) + 3600 ))" +%Y-%m-%dT%H:%M:%SZ)
+printf '{"Version":1,"AccessKeyId":"AKIA%s","SecretAccessKey":"sk-%s","SessionToken":"st-%s","Expiration":"%s"}\n' "`+secret[:8]+`" "`+secret+`" "`+secret+`" "$exp"
+`)
+	for _, f := range []string{mint, aws} {
+		if err := os.Chmod(f, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newProject(t, `
+services:
+  app:
+    image: `+image+`
+    init: true
+    user: "1000"
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
+    x-cornus-credentials:
+      - name: api-token
+        source: {command: [`+mint+`]}
+      - name: from-env
+        source: {env: CRED_E2E}
+      - name: aws
+        deliver: aws
+        source: {command: [`+aws+`]}
+`, append(srv.env(), "CRED_E2E=env-"+secret)...)
+	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
+		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
+	}
+	read := func(name string) string {
+		out, _, _ := p.run("compose", "exec", "-T", "app", "cat", "/run/cornus-credentials/"+name)
+		return out
+	}
+	if got := read("api-token"); !strings.Contains(got, `"tok-`+secret+`-1"`) {
+		t.Errorf("the token file: %q", got)
+	}
+	if got := read("from-env"); got != "env-"+secret {
+		t.Errorf("the file of the client's variable: %q", got)
+	}
+	if m := p.must("compose", "exec", "-T", "app", "grep", " /run/cornus-credentials ", "/proc/mounts"); !strings.Contains(m, " tmpfs ") {
+		t.Errorf("the credentials are not on a tmpfs: %q", m)
+	}
+	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", "echo x > /run/cornus-credentials/api-token"); code == 0 {
+		t.Errorf("the app rewrote its credential: %q", out)
+	}
+	start := time.Now()
+	waitFor(t, 20*time.Second, "the token rewritten before it expires", func() bool {
+		return strings.Contains(read("api-token"), `"tok-`+secret+`-2"`)
+	})
+	t.Logf("the 4 s token rewritten after %v", time.Since(start).Round(10*time.Millisecond))
+
+	get := `wget -q -O- --header "Authorization: $AWS_CONTAINER_AUTHORIZATION_TOKEN" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`
+	if got := p.must("compose", "exec", "-T", "app", "sh", "-c", get); !strings.Contains(got, `"AccessKeyId":"AKIA`+secret[:8]+`"`) ||
+		!strings.Contains(got, `"Token":"st-`+secret+`"`) || !strings.Contains(got, `"SecretAccessKey":"sk-`+secret+`"`) {
+		t.Errorf("the AWS endpoint: %q", got)
+	}
+	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", `wget -q -O- --header "Authorization: wrong" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`); code == 0 {
+		t.Errorf("the AWS endpoint answered a wrong token: %q", out)
+	}
+
+	// Nowhere on the server's disk: its state and data directories (where
+	// the containerd and bare backends keep volumes, the companion's tmpfs
+	// propagated into them is memory, not disk), its log.
+	var root syscall.Stat_t
+	if err := syscall.Stat(srv.dir, &root); err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	err := filepath.WalkDir(srv.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() { // no FIFOs: a read would block
+			return nil
+		}
+		var st syscall.Stat_t
+		var fst syscall.Statfs_t
+		if syscall.Stat(path, &st) == nil && st.Dev != root.Dev && syscall.Statfs(path, &fst) == nil && fst.Type == tmpfsMagic {
+			return nil
+		}
+		files++
+		if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), secret) {
+			t.Errorf("the credential is in the server's file %s", path)
+		}
+		return nil
+	})
+	if err != nil || files == 0 {
+		t.Errorf("searched %d of the server's files: %v", files, err)
+	}
+	if strings.Contains(srv.logs.String(), secret) {
+		t.Errorf("the credential is in the server's log:\n%s", srv.logs.String())
+	}
+	p.must("compose", "--progress", "quiet", "down")
+	if m := mountedFor(t, p.name); len(m) != 0 {
+		t.Errorf("still mounted after down: %v", m)
+	}
+	if c, _, v := leftovers(t, b, p.name); c != 0 || v != 0 {
+		t.Errorf("%d containers, %d volumes after down", c, v)
+	}
+}

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
+	"github.com/cornus-dev/cornus/server/api"
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// credentialGrants are the credentials each deployment's services may
+// ask their client for (the caretaker's credential role): names only, as
+// the deployment declared them. Kept across restarts, as the egress
+// policies are; a credential itself is never kept (relayCredential).
+type credentialGrants struct {
+	dir string
+	mu  sync.Mutex
+	by  map[string]map[string][]string // project → service → names
+}
+
+func newCredentialGrants(dir string) *credentialGrants {
+	return &credentialGrants{dir: dir, by: map[string]map[string][]string{}}
+}
+
+// set records p's declarations (none: forgets the project's).
+func (g *credentialGrants) set(p spec.Project) error {
+	names := map[string][]string{}
+	for svc, a := range p.Services {
+		for _, c := range a.Credentials {
+			names[svc] = append(names[svc], c.Name)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(names) == 0 {
+		delete(g.by, p.Name)
+		_ = os.Remove(g.path(p.Name))
+		return nil
+	}
+	g.by[p.Name] = names
+	return writeFileAtomic(g.path(p.Name), names)
+}
+
+// allowed reports whether service of project declared credential name.
+func (g *credentialGrants) allowed(project, service, name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	names, ok := g.by[project]
+	if !ok {
+		data, err := boundedfile.Read(g.path(project), boundedfile.ServerState)
+		if err != nil || json.Unmarshal(data, &names) != nil {
+			return false
+		}
+		g.by[project] = names
+	}
+	return slices.Contains(names[service], name)
+}
+
+func (g *credentialGrants) forget(project string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.by, project)
+	_ = os.Remove(g.path(project))
+}
+
+func (g *credentialGrants) path(project string) string {
+	return filepath.Join(g.dir, project+".json")
+}
+
+// checkCredentials refuses a deployment whose credentials nothing could
+// mint or deliver: they are minted by its client, over its session, and
+// delivered by the caretaker companions of remote mode.
+func (s *Server) checkCredentials(p spec.Project, sess *session) error {
+	var with []string
+	for name, a := range p.Services {
+		if len(a.Credentials) > 0 {
+			with = append(with, name)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	sort.Strings(with)
+	names := strings.Join(with, ", ")
+	switch {
+	case !s.remote:
+		hint := "this server's backend has no remote mode"
+		if s.remoteVar != "" {
+			hint = "set " + s.remoteVar + "=1 on the server"
+		}
+		return fmt.Errorf("%w: services %s ask for credentials, which the caretaker companions of remote mode deliver (%s)", errdefs.ErrFailedPrecondition, names, hint)
+	case s.cfg.AdvertiseURL == "":
+		return fmt.Errorf("%w: services %s ask for credentials: their caretakers fetch them through this server, which has no advertise URL they can dial (--advertise-url or %s on the server)",
+			errdefs.ErrFailedPrecondition, names, EnvAdvertiseURL)
+	case sess == nil || sess.detach:
+		return fmt.Errorf("%w: services %s ask for credentials, which their client mints over its deploy-attach session: deploy with a session that is not detached",
+			errdefs.ErrFailedPrecondition, names)
+	}
+	return nil
+}
+
+// relayCredential carries a caretaker's request for a credential to its
+// deployment's client, if the deployment declared it, and the answer
+// back: bytes passed through, never read, kept or logged.
+func (s *Server) relayCredential(project string, o api.CredentialOpen, st net.Conn) {
+	if !s.credentials.allowed(project, o.Service, o.Name) {
+		replyDial(st, fmt.Errorf("%w: service %s of project %s declares no credential %q", errdefs.ErrPermissionDenied, o.Service, project, o.Name))
+		return
+	}
+	conn, err := s.sessions.openToClient(project, api.StreamHeader{Op: api.OpCredential, Credential: &o})
+	if err != nil {
+		replyDial(st, err)
+		return
+	}
+	defer conn.Close()
+	replyDial(st, nil)
+	streamcopy.Pipe(st, conn)
+}

@@ -1,0 +1,106 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Credential is one credential an app may ask its client for (the
+// caretaker's credential role, remote mode): the client mints it on
+// demand from Source, the server relays it without keeping it, and the
+// caretaker delivers it as Deliver says.
+type Credential struct {
+	// Name names it on the wire and in the app (a file's name).
+	Name string `yaml:"name" json:"name"`
+	// Deliver is how the app receives it: "file" (the default), a file
+	// /run/cornus-credentials/<name> on a tmpfs, rewritten before it
+	// expires; or "aws", the AWS container-credentials endpoint on the
+	// replica's loopback (AWS_CONTAINER_CREDENTIALS_FULL_URI and its
+	// authorization token set in the app), which the AWS SDKs and CLI
+	// read by themselves.
+	Deliver string `yaml:"deliver,omitempty" json:"deliver,omitempty"`
+	// Source is where the client mints it. It is the client's alone: it
+	// never travels to a server (no JSON).
+	Source *CredentialSource `yaml:"source,omitempty" json:"-"`
+}
+
+// CredentialSource is where a client mints a credential: exactly one of
+// Command, File, Env.
+type CredentialSource struct {
+	// Command is run (no shell) each time the credential is needed; it
+	// prints the credential. When what it prints is a JSON object with
+	// "Expiration" (AWS's credential_process) or "expiration" (RFC 3339),
+	// the credential is minted again before then.
+	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
+	// File is read each time (relative to the project's directory).
+	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	// Env names a variable of the client's environment.
+	Env string `yaml:"env,omitempty" json:"env,omitempty"`
+}
+
+// Credential deliveries.
+const (
+	DeliverFile = "file"
+	DeliverAWS  = "aws"
+)
+
+// CredentialDir is where an app finds its file credentials.
+const CredentialDir = "/run/cornus-credentials"
+
+// MaxCredentials bounds an app's credentials.
+const MaxCredentials = 32
+
+var credentialNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// ValidCredentialName reports whether name may name a credential (it
+// names a file in the app).
+func ValidCredentialName(name string) bool { return credentialNameRE.MatchString(name) }
+
+// ValidateCredentials checks credentials found at at (a Compose
+// extension, say).
+func ValidateCredentials(at string, cs []Credential) error {
+	var ps Problems
+	validateCredentials(at, cs, &ps)
+	return ps.Err("")
+}
+
+// validateCredentials checks an app's credentials: valid unique names,
+// a known delivery (one AWS endpoint at most: its variables are one per
+// app), and, where given, one source.
+func validateCredentials(at string, cs []Credential, ps *Problems) {
+	if len(cs) > MaxCredentials {
+		ps.add(at, "%d credentials, at most %d", len(cs), MaxCredentials)
+		return
+	}
+	seen := map[string]bool{}
+	aws := 0
+	for i, c := range cs {
+		ci := fmt.Sprintf("%s[%d]", at, i)
+		if !ValidCredentialName(c.Name) {
+			ps.add(ci+".name", "%q: want 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", c.Name)
+		} else if seen[c.Name] {
+			ps.add(ci+".name", "%q is named twice", c.Name)
+		}
+		seen[c.Name] = true
+		switch c.Deliver {
+		case "", DeliverFile:
+		case DeliverAWS:
+			if aws++; aws == 2 {
+				ps.add(ci+".deliver", "a second aws credential: the AWS SDKs read one endpoint per app (AWS_CONTAINER_CREDENTIALS_FULL_URI)")
+			}
+		default:
+			ps.add(ci+".deliver", "%q is not one of file, aws", c.Deliver)
+		}
+		if s := c.Source; s != nil {
+			n := 0
+			for _, set := range []bool{len(s.Command) > 0, s.File != "", s.Env != ""} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				ps.add(ci+".source", "want exactly one of command, file, env")
+			}
+		}
+	}
+}
