@@ -123,6 +123,9 @@ type SharedDir struct {
 	// container sees (bidirectional propagation in the sidecar, which
 	// needs it privileged; host-to-container in the container).
 	Propagate bool
+	// Memory: the directory lives in memory (a tmpfs), never on a disk
+	// (the credentials the sidecar writes for its container).
+	Memory bool
 }
 
 // NetworkMode is how a container gets its network namespace.

@@ -170,9 +170,7 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 		mountPrivileges(&att)
 		att.Companion.Tmpfs = []spec.Tmpfs{{Target: "/tmp", Size: 1 << 20}}
 	}
-	if err := attachCredentials(a, &att, cfg, v.Mountpoint, false); err != nil {
-		return att, err
-	}
+	attachCredentials(a, &att, cfg, v.Mountpoint, false)
 	return att, nil
 }
 
@@ -209,9 +207,7 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 		att.Companion.CapAdd, att.Companion.CapDrop, att.Companion.SecurityOpt = nil, nil, nil
 		att.Companion.ReadOnly = false
 	}
-	if err := attachCredentials(a, &att, cfg, "", true); err != nil {
-		return att, err
-	}
+	attachCredentials(a, &att, cfg, "", true)
 	return att, nil
 }
 

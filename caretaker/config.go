@@ -61,6 +61,10 @@ type Config struct {
 	// endpoint (its AWS_CONTAINER_AUTHORIZATION_TOKEN).
 	Credentials     []Credential `json:"credentials,omitempty"`
 	CredentialToken string       `json:"credentialToken,omitempty"`
+	// MountCredentials: the companion mounts the file credentials' tmpfs
+	// itself (a volume it shares with the app); else their directory is
+	// in memory already (a sidecar's emptyDir).
+	MountCredentials bool `json:"mountCredentials,omitempty"`
 }
 
 // Mount is one client-local mount of the mount role.

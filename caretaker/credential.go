@@ -90,19 +90,22 @@ func refreshAt(now, exp time.Time) time.Time {
 	return exp.Add(-max(early, 0))
 }
 
-// startFiles mounts the tmpfs, writes every file credential, and keeps
+// startFiles mounts the tmpfs (where mount says the companion makes it),
+// writes every file credential, and keeps
 // each rewritten before it expires; the first fetch of each must succeed
 // (the app starts with its credentials). undo stops the refreshes and
 // unmounts.
-func (r *credentialRole) startFiles(ctx context.Context, names []string) (undo func(), err error) {
+func (r *credentialRole) startFiles(ctx context.Context, names []string, mount bool) (undo func(), err error) {
 	dir := sharedPath(credentialsSubdir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("credentials: %w", err)
-	}
-	// In memory, never on the volume's disk; the app's bind follows it
-	// (the shared volume propagates).
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4m,mode=0755"); err != nil {
-		return nil, fmt.Errorf("credentials: a tmpfs at %s: %w", dir, err)
+	if mount {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		// In memory, never on the volume's disk; the app's bind follows
+		// it (the shared volume propagates).
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4m,mode=0755"); err != nil {
+			return nil, fmt.Errorf("credentials: a tmpfs at %s: %w", dir, err)
+		}
 	}
 	// The refreshers end before the tmpfs goes: a late write would land
 	// on the volume's disk below it.
@@ -111,6 +114,9 @@ func (r *credentialRole) startFiles(ctx context.Context, names []string) (undo f
 	undo = func() {
 		cancel()
 		refreshers.Wait()
+		if !mount {
+			return
+		}
 		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
 			r.log.Warn("unmount the credentials' tmpfs", "error", err.Error())
 		}
@@ -266,7 +272,7 @@ func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *se
 	}
 	undo := func() {}
 	if len(files) > 0 {
-		u, err := r.startFiles(ctx, files)
+		u, err := r.startFiles(ctx, files, c.MountCredentials)
 		if err != nil {
 			return nil, err
 		}

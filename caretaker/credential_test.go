@@ -13,8 +13,9 @@ import (
 
 // The app reaches its credentials: the AWS endpoint's variables, with the
 // token its companion checks; the file credentials' directory, bound from
-// the tmpfs the companion mounts in the shared volume. Without remote mode
-// nothing could mint them: refused; a sidecar has no file credentials yet.
+// the tmpfs the companion mounts in the shared volume, or a sidecar's
+// emptyDir in memory. Without remote mode nothing could mint them:
+// refused.
 func TestCredentialAttachment(t *testing.T) {
 	ctx := context.Background()
 	a := spec.App{Name: "web", Credentials: []spec.Credential{{Name: "tok"}, {Name: "aws", Deliver: spec.DeliverAWS}}}
@@ -51,8 +52,22 @@ func TestCredentialAttachment(t *testing.T) {
 	if _, _, err := companions(false, false).Attach(ctx, spec.Project{Name: "p"}, a, 1); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "services.web.credentials") {
 		t.Errorf("without remote mode: %v", err)
 	}
-	if _, _, err := companions(true, true).Attach(ctx, spec.Project{Name: "p"}, a, 1); !errdefs.IsNotImplemented(err) {
-		t.Errorf("a file credential in a sidecar: %v", err)
+	if !c.MountCredentials {
+		t.Error("the companion does not mount the credentials' tmpfs in the shared volume")
+	}
+	side, _, err := companions(true, true).Attach(ctx, spec.Project{Name: "p"}, a, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := Parse(side.Companion.Env[EnvConfig])
+	var inMemory bool
+	for _, d := range side.Shared {
+		if d.Target == spec.CredentialDir {
+			inMemory = d.Memory && d.ReadOnly && d.SidecarTarget == "/cornus-shared/credentials"
+		}
+	}
+	if !inMemory || sc.MountCredentials || len(side.Companion.CapAdd) != 0 {
+		t.Errorf("a sidecar's file credentials: shared %+v, mounts its own tmpfs %v, capAdd %v", side.Shared, sc.MountCredentials, side.Companion.CapAdd)
 	}
 	aws := spec.App{Name: "web", Credentials: []spec.Credential{{Name: "aws", Deliver: spec.DeliverAWS}}}
 	if att, _, err := companions(true, true).Attach(ctx, spec.Project{Name: "p"}, aws, 1); err != nil || att.AppEnv[EnvAWSCredentialsURI] == "" {

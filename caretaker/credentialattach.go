@@ -3,12 +3,10 @@ package caretaker
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"path"
 	"strconv"
 
-	"github.com/containerd/errdefs"
-
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -22,10 +20,10 @@ const (
 // attachCredentials gives the companion a's credentials and the app what
 // reaches them: the AWS endpoint's variables (with a token minted for
 // this replica), and the file credentials' directory, bound from the
-// tmpfs the companion mounts in the shared volume (mountpoint; "" where
-// the backend runs the companion as a sidecar, which has no file
-// credentials yet).
-func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, sidecar bool) error {
+// tmpfs the companion mounts in the shared volume (mountpoint), or, where
+// the backend runs the companion as a sidecar, from a directory the two
+// share in memory.
+func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, sidecar bool) {
 	files := false
 	for _, c := range a.Credentials {
 		cfg.Credentials = append(cfg.Credentials, Credential{Name: c.Name, Deliver: c.Deliver})
@@ -43,14 +41,18 @@ func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoi
 		files = true
 	}
 	if !files {
-		return nil
+		return
 	}
 	if sidecar {
-		return fmt.Errorf("services.%s.credentials: file credentials in a sidecar caretaker are not supported yet (deliver: aws is): %w", a.Name, errdefs.ErrNotImplemented)
+		// An emptyDir in memory, which the sidecar writes and the app
+		// reads: nothing to mount.
+		att.Shared = append(att.Shared, backends.SharedDir{Name: "cornus-credentials", SidecarTarget: sharedPath(credentialsSubdir),
+			Target: spec.CredentialDir, ReadOnly: true, Memory: true})
+		return
 	}
+	cfg.MountCredentials = true
 	att.AppMounts = append(att.AppMounts, spec.Mount{Source: path.Join(mountpoint, credentialsSubdir), Target: spec.CredentialDir, ReadOnly: true, Propagation: "rslave"})
 	mountPrivileges(att)
-	return nil
 }
 
 // mountPrivileges lets the companion mount in its own mount namespace

@@ -34,6 +34,9 @@ type Options struct {
 	// LocalMounts are --local-mount values ([SERVICE=]SRC:DST[:ro]),
 	// relative to Dir; they need a server.
 	LocalMounts []string
+	// Credentials are --credential values
+	// ([SERVICE/]NAME[@aws]=KIND:VALUE), added to the apps' credentials.
+	Credentials []string
 	Dir         string
 	// BindsToLocal: on a server, the project's bind mounts become
 	// client-local mounts, and a line says so for each (compose up).
@@ -81,6 +84,9 @@ func (se *Session) Deploy(ctx context.Context, p spec.Project, o Options) (engin
 // client-local) and the exports its session serves, or the refusal.
 func (se *Session) prepare(p spec.Project, o Options) (spec.Project, *client.Exports, error) {
 	if err := applyEgress(&p, o.Egress, se.streams.Environ); err != nil {
+		return p, nil, err
+	}
+	if err := applyCredentials(&p, o.Credentials, o.Dir); err != nil {
 		return p, nil, err
 	}
 	if o.Hold == HoldNone {

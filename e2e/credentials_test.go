@@ -20,11 +20,9 @@ const tmpfsMagic = 0x01021994
 // variable); the caretaker delivers it as a file on a tmpfs, rewritten
 // before it expires, or on the AWS container-credentials endpoint, which
 // answers only with the app's token. The credential crosses the server
-// and stays on neither its disk nor its log.
+// and stays on neither its disk nor its log. On kubernetes the caretaker
+// is the pod's sidecar, the tmpfs an emptyDir in memory.
 func TestRemoteModeCredentials(t *testing.T) {
-	if daemon(t).Capabilities().Sidecars {
-		t.Skip("file credentials in a sidecar caretaker are not supported yet")
-	}
 	srv := startRemoteServer(t)
 	b := daemon(t)
 	raw := make([]byte, 12)

@@ -25,7 +25,7 @@ type Credential struct {
 }
 
 // CredentialSource is where a client mints a credential: exactly one of
-// Command, File, Env.
+// Command, File, Env, Helper.
 type CredentialSource struct {
 	// Command is run (no shell) each time the credential is needed; it
 	// prints the credential. When what it prints is a JSON object with
@@ -36,6 +36,12 @@ type CredentialSource struct {
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
 	// Env names a variable of the client's environment.
 	Env string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Helper is a docker credential helper (docker-credential-<helper>)
+	// asked for Registry's login: the credential is a Docker config.json
+	// holding it (name it config.json and set DOCKER_CONFIG to
+	// CredentialDir in the app).
+	Helper   string `yaml:"helper,omitempty" json:"helper,omitempty"`
+	Registry string `yaml:"registry,omitempty" json:"registry,omitempty"`
 }
 
 // Credential deliveries.
@@ -50,7 +56,10 @@ const CredentialDir = "/run/cornus-credentials"
 // MaxCredentials bounds an app's credentials.
 const MaxCredentials = 32
 
-var credentialNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+var (
+	credentialNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	helperNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+)
 
 // ValidCredentialName reports whether name may name a credential (it
 // names a file in the app).
@@ -93,13 +102,18 @@ func validateCredentials(at string, cs []Credential, ps *Problems) {
 		}
 		if s := c.Source; s != nil {
 			n := 0
-			for _, set := range []bool{len(s.Command) > 0, s.File != "", s.Env != ""} {
+			for _, set := range []bool{len(s.Command) > 0, s.File != "", s.Env != "", s.Helper != ""} {
 				if set {
 					n++
 				}
 			}
-			if n != 1 {
-				ps.add(ci+".source", "want exactly one of command, file, env")
+			switch {
+			case n != 1:
+				ps.add(ci+".source", "want exactly one of command, file, env, helper")
+			case s.Helper != "" && !helperNameRE.MatchString(s.Helper):
+				ps.add(ci+".source.helper", "%q: want the part after docker-credential- (letters, digits, '.', '_', '-')", s.Helper)
+			case (s.Helper != "") != (s.Registry != ""):
+				ps.add(ci+".source.registry", "a helper needs the registry it logs in to, and only a helper takes one")
 			}
 		}
 	}

@@ -35,14 +35,17 @@ services:
 		{Name: "../x"}, {Name: "ok", Deliver: "smoke"}, {Name: "ok"},
 		{Name: "a1", Deliver: DeliverAWS}, {Name: "a2", Deliver: DeliverAWS},
 		{Name: "two", Source: &CredentialSource{Env: "A", File: "b"}}, {Name: "none", Source: &CredentialSource{}},
+		{Name: "h1", Source: &CredentialSource{Helper: "../bin/sh", Registry: "r.example"}}, {Name: "h2", Source: &CredentialSource{Helper: "desktop"}},
 	}}}}
 	want := []string{
 		`services.app.credentials[0].name: "../x": want 1-63 letters`,
 		`services.app.credentials[1].deliver: "smoke" is not one of file, aws`,
 		`services.app.credentials[2].name: "ok" is named twice`,
 		`services.app.credentials[4].deliver: a second aws credential`,
-		`services.app.credentials[5].source: want exactly one of command, file, env`,
-		`services.app.credentials[6].source: want exactly one of command, file, env`,
+		`services.app.credentials[5].source: want exactly one of command, file, env, helper`,
+		`services.app.credentials[6].source: want exactly one of command, file, env, helper`,
+		`services.app.credentials[7].source.helper: "../bin/sh": want the part after docker-credential-`,
+		`services.app.credentials[8].source.registry: a helper needs the registry it logs in to`,
 	}
 	err = bad.Validate()
 	if err == nil {

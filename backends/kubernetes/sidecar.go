@@ -78,7 +78,11 @@ func renderSidecar(in renderInput, pod *corev1.PodSpec, app *corev1.Container, f
 		vol := dnsLabel("cornus-shared-"+d.Name, 63)
 		if !mounted[vol] {
 			mounted[vol] = true
-			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+			dir := &corev1.EmptyDirVolumeSource{}
+			if d.Memory {
+				dir.Medium = corev1.StorageMediumMemory
+			}
+			pod.Volumes = append(pod.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{EmptyDir: dir}})
 			m := corev1.VolumeMount{Name: vol, MountPath: d.SidecarTarget}
 			if d.Propagate {
 				m.MountPropagation = ptr(corev1.MountPropagationBidirectional)

@@ -12,8 +12,9 @@ import (
 // TestRenderSidecar locks down the native sidecar (issues 12.5, 13.3): an
 // init container with restartPolicy Always, its Ready command as the
 // startup probe, its environment from the Secret, an emptyDir per shared
-// directory (Bidirectional in the sidecar, HostToContainer in the app),
-// and Bidirectional refused unless the sidecar is privileged.
+// directory (Bidirectional in the sidecar, HostToContainer in the app; in
+// memory where asked), and Bidirectional refused unless the sidecar is
+// privileged.
 func TestRenderSidecar(t *testing.T) {
 	sc := &backends.Sidecar{
 		Name:  "caretaker",
@@ -22,6 +23,7 @@ func TestRenderSidecar(t *testing.T) {
 		Shared: []backends.SharedDir{
 			{Name: "cornus-agent", SidecarTarget: "/cornus-shared/agent", Target: "/run/cornus-agent", ReadOnly: true},
 			{Name: "cornus-mount-0", SidecarTarget: "/cornus-shared/mounts/0", Target: "/work", Propagate: true},
+			{Name: "cornus-credentials", SidecarTarget: "/cornus-shared/credentials", Target: "/run/cornus-credentials", ReadOnly: true, Memory: true},
 		},
 	}
 	in := renderInput{cs: backends.ContainerSpec{Name: "p-app-1", App: "app", Image: "busybox", Sidecar: sc}, id: "abc", name: "p-app-1-abc"}
@@ -52,15 +54,20 @@ func TestRenderSidecar(t *testing.T) {
 		}
 		return *m.MountPropagation
 	}
-	if len(s.VolumeMounts) != 2 || prop(s.VolumeMounts[1]) != corev1.MountPropagationBidirectional || prop(s.VolumeMounts[0]) != "" {
+	if len(s.VolumeMounts) != 3 || prop(s.VolumeMounts[1]) != corev1.MountPropagationBidirectional || prop(s.VolumeMounts[0]) != "" {
 		t.Errorf("sidecar mounts %+v", s.VolumeMounts)
 	}
-	if len(app.VolumeMounts) != 2 || !app.VolumeMounts[0].ReadOnly || app.VolumeMounts[1].MountPath != "/work" ||
+	if len(app.VolumeMounts) != 3 || !app.VolumeMounts[0].ReadOnly || app.VolumeMounts[1].MountPath != "/work" ||
 		prop(app.VolumeMounts[1]) != corev1.MountPropagationHostToContainer {
 		t.Errorf("app mounts %+v", app.VolumeMounts)
 	}
-	if len(r.pod.Volumes) != 2 || r.pod.Volumes[1].EmptyDir == nil {
+	if len(r.pod.Volumes) != 3 || r.pod.Volumes[1].EmptyDir == nil || r.pod.Volumes[1].EmptyDir.Medium != "" {
 		t.Errorf("volumes %+v", r.pod.Volumes)
+	}
+	// The credentials' directory is in memory (a tmpfs), the others on
+	// the node's disk as any emptyDir.
+	if d := r.pod.Volumes[2].EmptyDir; d == nil || d.Medium != corev1.StorageMediumMemory {
+		t.Errorf("the credentials' volume %+v: want an emptyDir in memory", r.pod.Volumes[2])
 	}
 
 	sc.Spec.Privileged = false

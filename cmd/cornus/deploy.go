@@ -16,7 +16,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	var del, volumes, detach bool
 	var o engine.UpOptions
 	var ef egressFlags
-	var localMounts []string
+	var localMounts, credentials []string
 	cmd := &cobra.Command{
 		Use:   "deploy -f deploy.yaml [--delete]",
 		Short: "Apply (or with --delete, remove) a native deploy spec",
@@ -46,7 +46,7 @@ func newDeployCmd(s streams) *cobra.Command {
 				hold = clientdeploy.HoldNone
 			}
 			_, err = se.Deploy(ctx, r.Project, clientdeploy.Options{
-				Up: o, Egress: &ef.EgressFlags, LocalMounts: localMounts, Dir: r.Dir, Hold: hold,
+				Up: o, Egress: &ef.EgressFlags, LocalMounts: localMounts, Credentials: credentials, Dir: r.Dir, Hold: hold,
 			})
 			if err != nil || se.Server() == "" || detach {
 				return err
@@ -72,6 +72,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	fl.StringVar(&server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER)")
 	fl.BoolVar(&detach, "detach", false, "With --server, leave the deployment running when this command ends")
 	fl.StringArrayVar(&localMounts, "local-mount", nil, "With --server, bind [SERVICE=]SRC:DST[:ro] of this machine into the apps (all of them without SERVICE=), served live over the session; repeatable")
+	fl.StringArrayVar(&credentials, "credential", nil, "With --server, let the apps (SERVICE/ only that one) ask this machine for credential NAME, minted from env:VAR, file:PATH, cmd:COMMAND ARGS or helper:HELPER:REGISTRY; delivered as /run/cornus-credentials/NAME, or with NAME@aws as the AWS container-credentials endpoint: [SERVICE/]NAME[@aws]=KIND:VALUE; repeatable")
 	ef.add(cmd)
 	return cmd
 }

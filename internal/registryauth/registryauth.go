@@ -175,3 +175,26 @@ func getenv(environ []string, key string) string {
 	}
 	return ""
 }
+
+// Helper asks docker-credential-NAME for host's login, as a credential
+// source does (spec.CredentialSource.Helper): no login is an error here.
+func Helper(ctx context.Context, environ []string, name, host string) (spec.RegistryAuth, error) {
+	a, err := fromHelper(ctx, environ, name, host, host)
+	if err == nil && a.Username == "" && a.IdentityToken == "" {
+		err = fmt.Errorf("registry login for %s: docker-credential-%s has none (docker login %s stores one)", host, name, host)
+	}
+	return a, err
+}
+
+// ConfigJSON is a Docker config.json holding login a, as docker login
+// writes it.
+func ConfigJSON(a spec.RegistryAuth) []byte {
+	e := map[string]string{}
+	if a.IdentityToken != "" {
+		e["identitytoken"] = a.IdentityToken
+	} else {
+		e["auth"] = base64.StdEncoding.EncodeToString([]byte(a.Username + ":" + a.Password))
+	}
+	b, _ := json.Marshal(map[string]map[string]map[string]string{"auths": {a.Server: e}})
+	return b
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/registryauth"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -51,7 +52,8 @@ func CredentialHandler(creds map[string]map[string]spec.Credential, environ []st
 }
 
 // Mint makes a credential from its source: a command's output, a file's
-// content, an environment variable's value. An expiry is read from a
+// content, an environment variable's value, a Docker config.json of a
+// credential helper's registry login. An expiry is read from a
 // JSON object's "Expiration" (AWS's credential_process) or "expiration".
 func Mint(ctx context.Context, src spec.CredentialSource, environ []string) (api.CredentialValue, error) {
 	var (
@@ -69,6 +71,11 @@ func Mint(ctx context.Context, src spec.CredentialSource, environ []string) (api
 			return api.CredentialValue{}, fmt.Errorf("%w: the source variable %s is not set on this client", errdefs.ErrNotFound, src.Env)
 		}
 		value = []byte(v)
+	case src.Helper != "":
+		var a spec.RegistryAuth
+		if a, err = registryauth.Helper(ctx, environ, src.Helper, src.Registry); err == nil {
+			value = registryauth.ConfigJSON(a)
+		}
 	default:
 		return api.CredentialValue{}, fmt.Errorf("%w: the credential has no source", errdefs.ErrInvalidArgument)
 	}

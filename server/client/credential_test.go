@@ -27,6 +27,19 @@ func TestMint(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp := "2031-01-02T03:04:05Z"
+	// A docker credential helper on the client's PATH: a login for one
+	// registry, an identity token for another, none for the rest.
+	helper := `#!/bin/sh
+read -r host
+case "$host" in
+r.example) echo '{"ServerURL":"r.example","Username":"ci","Secret":"pw"}' ;;
+t.example) echo '{"ServerURL":"t.example","Username":"<token>","Secret":"refresh"}' ;;
+*) echo "credentials not found in native keychain"; exit 1 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(dir, "docker-credential-cornustest"), []byte(helper), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name    string
 		src     spec.CredentialSource
@@ -45,8 +58,12 @@ func TestMint(t *testing.T) {
 		{"env", spec.CredentialSource{Env: "TOK"}, "from-env", "", ""},
 		{"unset env", spec.CredentialSource{Env: "UNSET"}, "", "", "UNSET is not set"},
 		{"too big", spec.CredentialSource{Command: []string{"head", "-c", "300000", "/dev/zero"}}, "", "", "more than"},
+		{"helper", spec.CredentialSource{Helper: "cornustest", Registry: "r.example"}, `{"auths":{"r.example":{"auth":"Y2k6cHc="}}}`, "", ""},
+		{"helper token", spec.CredentialSource{Helper: "cornustest", Registry: "t.example"}, `{"auths":{"t.example":{"identitytoken":"refresh"}}}`, "", ""},
+		{"helper without a login", spec.CredentialSource{Helper: "cornustest", Registry: "x.example"}, "", "", "docker-credential-cornustest has none"},
+		{"missing helper", spec.CredentialSource{Helper: "absent", Registry: "r.example"}, "", "", "docker-credential-absent is not on PATH"},
 	} {
-		v, err := Mint(ctx, c.src, []string{"TOK=from-env"})
+		v, err := Mint(ctx, c.src, []string{"TOK=from-env", "PATH=" + dir + ":" + os.Getenv("PATH")})
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want an error saying %q", c.name, err, c.err)

@@ -1,0 +1,52 @@
+package clientdeploy
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cornus-dev/cornus/spec"
+)
+
+// --credential: each kind of source, one service or all, a flag replacing
+// the spec's credential of the same name; bad values name the flag and
+// the form.
+func TestCredentialFlag(t *testing.T) {
+	p := spec.Project{Name: "p", Services: map[string]spec.App{
+		"web": {Credentials: []spec.Credential{{Name: "tok", Source: &spec.CredentialSource{Env: "OLD"}}}},
+		"db":  {},
+	}}
+	err := applyCredentials(&p, []string{
+		"web/tok=file:secrets/tok",
+		"aws@aws=cmd:aws configure export-credentials --format process",
+		"db/config.json=helper:desktop:registry.example.com",
+	}, "/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	aws := spec.Credential{Name: "aws", Deliver: "aws", Source: &spec.CredentialSource{Command: []string{"aws", "configure", "export-credentials", "--format", "process"}}}
+	want := map[string][]spec.Credential{
+		"web": {{Name: "tok", Source: &spec.CredentialSource{File: "/proj/secrets/tok"}}, aws},
+		"db":  {aws, {Name: "config.json", Source: &spec.CredentialSource{Helper: "desktop", Registry: "registry.example.com"}}},
+	}
+	for svc, w := range want {
+		if got := p.Services[svc].Credentials; !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: %+v, want %+v", svc, got, w)
+		}
+	}
+	for _, bad := range []struct{ v, says string }{
+		{"tok", "no '='"},
+		{"tok=VAR", "no KIND:VALUE"},
+		{"tok=shell:echo", `unknown KIND "shell"`},
+		{"web/a/b=env:A", "want 1-63 letters"},
+		{"tok@smoke=env:A", `"smoke" is not one of file, aws`},
+		{"tok=helper:desktop", "helper:HELPER:REGISTRY"},
+		{"cache/tok=env:A", "no service cache"},
+		{"a2@aws=env:A", "a second aws credential"},
+	} {
+		q := spec.Project{Name: "p", Services: map[string]spec.App{"web": {Credentials: []spec.Credential{{Name: "a1", Deliver: "aws"}}}}}
+		if err := applyCredentials(&q, []string{bad.v}, "/proj"); err == nil || !strings.Contains(err.Error(), bad.says) || !strings.Contains(err.Error(), "--credential") {
+			t.Errorf("%q: %v, want an error saying %q", bad.v, err, bad.says)
+		}
+	}
+}
