@@ -331,6 +331,15 @@ type RemoteModer interface {
 	RemoteMode() (on bool, variable string)
 }
 
+// RemoteMountsOnly is a RemoteModer whose runtime is the server's own
+// host (bare): its remote mode gives a companion only to the replicas
+// with client-local mounts or credentials, and the server reaches the
+// workloads' networks itself (port-forward, tunnel). A property of the
+// RemoteModer, not a feature of its own.
+type RemoteMountsOnly interface {
+	RemoteMountsOnly() bool
+}
+
 // VolumeInheritor is a backend whose containers can hand their anonymous
 // volumes to the containers that replace them, as docker compose does on
 // a recreate (up -V renews them instead): AnonymousVolumes names them,

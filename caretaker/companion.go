@@ -33,6 +33,10 @@ type Companions struct {
 	// mounts nor its networks, so companions mount client-local mounts and
 	// dial port-forwards next to the app.
 	Remote bool
+	// MountsOnly: in remote mode only replicas with client-local mounts or
+	// credentials get a companion, which neither dials nor serves agents
+	// (backends.RemoteMountsOnly: the server reaches the workloads).
+	MountsOnly bool
 
 	once  sync.Once
 	image string
@@ -73,6 +77,9 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 			return engine.Attachment{}, false, err
 		}
 	}
+	if c.MountsOnly && len(mounts) == 0 && len(a.Credentials) == 0 {
+		remote = false // nothing for its companion to do
+	}
 	if !needEgress && !remote {
 		return engine.Attachment{}, false, nil
 	}
@@ -80,7 +87,7 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if c.err != nil {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s needs the caretaker companion (%s): %w", a.Name, c.why(a), c.err)
 	}
-	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Remote: remote}
+	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Remote: remote && !c.MountsOnly}
 	if needEgress {
 		cfg.Egress = a.Egress
 	}
@@ -146,7 +153,9 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 	}
 	att.Volumes = []string{v.Name}
 	att.Companion.Mounts = []spec.Mount{{Source: v.Mountpoint, Target: SharedDir, Propagation: "rshared"}}
-	att.AppMounts = []spec.Mount{{Source: path.Join(v.Mountpoint, agentSubdir), Target: AgentDir, ReadOnly: true}}
+	if !c.MountsOnly { // the agent role's sockets
+		att.AppMounts = []spec.Mount{{Source: path.Join(v.Mountpoint, agentSubdir), Target: AgentDir, ReadOnly: true}}
+	}
 	seen := map[int]bool{}
 	for _, m := range mounts {
 		// A single file is bound from its pin, never from its path in the

@@ -170,3 +170,34 @@ func TestSingleFileBindsThePin(t *testing.T) {
 		t.Errorf("the companion's mounts: %+v %v", c.Mounts, err)
 	}
 }
+
+// A mounts-only remote mode (bare's): a companion only for replicas with
+// client-local mounts or credentials, which neither dials nor serves
+// agents; egress still gets its own.
+func TestMountsOnlyRemote(t *testing.T) {
+	c := companions(false, true)
+	c.MountsOnly = true
+	ctx := context.Background()
+	for _, tc := range []struct {
+		app       spec.App
+		companion bool
+	}{
+		{spec.App{Name: "web"}, false},
+		{withMounts(spec.App{Name: "web"}), true},
+		{spec.App{Name: "web", Credentials: []spec.Credential{{Name: "tok"}}}, true},
+		{spec.App{Name: "web", Egress: &spec.Egress{Mode: spec.EgressProxy, Default: "cluster"}}, true},
+	} {
+		att, ok, err := c.Attach(ctx, spec.Project{Name: "p"}, tc.app, 1)
+		if err != nil || ok != tc.companion {
+			t.Errorf("%+v: companion %v (%v), want %v", tc.app, ok, err, tc.companion)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		cfg, err := Parse(att.Companion.Env[EnvConfig])
+		if err != nil || cfg.Remote {
+			t.Errorf("%+v: the portforward and agent roles on (%v)", tc.app, err)
+		}
+	}
+}

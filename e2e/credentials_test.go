@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"io/fs"
@@ -96,15 +97,39 @@ services:
 		t.Errorf("the AWS endpoint answered a wrong token: %q", out)
 	}
 
-	// Nowhere on the server's disk: its state and data directories (where
-	// the containerd and bare backends keep volumes, the companion's tmpfs
-	// propagated into them is memory, not disk), its log.
+	// Nowhere on the server's disk: its tokens and state directory, its
+	// data directory's own part (where it keeps what it knows of
+	// deployments: the credentials' names), its log.
+	files := 0
+	for _, dir := range []string{srv.dir, filepath.Join(cmp.Or(os.Getenv("CORNUS_DATA_DIR"), "/var/lib/cornus"), "server")} {
+		files += searchFiles(t, dir, secret)
+	}
+	if files == 0 {
+		t.Error("searched none of the server's files")
+	}
+	if strings.Contains(srv.logs.String(), secret) {
+		t.Errorf("the credential is in the server's log:\n%s", srv.logs.String())
+	}
+	p.must("compose", "--progress", "quiet", "down")
+	if m := mountedFor(t, p.name); len(m) != 0 {
+		t.Errorf("still mounted after down: %v", m)
+	}
+	if c, _, v := leftovers(t, b, p.name); c != 0 || v != 0 {
+		t.Errorf("%d containers, %d volumes after down", c, v)
+	}
+}
+
+// searchFiles reports the regular files below dir that hold secret (a
+// tmpfs mounted below, the companion's propagated there, is memory, not
+// disk) and returns how many it read.
+func searchFiles(t *testing.T, dir, secret string) int {
+	t.Helper()
 	var root syscall.Stat_t
-	if err := syscall.Stat(srv.dir, &root); err != nil {
+	if err := syscall.Stat(dir, &root); err != nil {
 		t.Fatal(err)
 	}
 	files := 0
-	err := filepath.WalkDir(srv.dir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() { // no FIFOs: a read would block
 			return nil
 		}
@@ -119,17 +144,8 @@ services:
 		}
 		return nil
 	})
-	if err != nil || files == 0 {
-		t.Errorf("searched %d of the server's files: %v", files, err)
+	if err != nil {
+		t.Errorf("search %s: %v", dir, err)
 	}
-	if strings.Contains(srv.logs.String(), secret) {
-		t.Errorf("the credential is in the server's log:\n%s", srv.logs.String())
-	}
-	p.must("compose", "--progress", "quiet", "down")
-	if m := mountedFor(t, p.name); len(m) != 0 {
-		t.Errorf("still mounted after down: %v", m)
-	}
-	if c, _, v := leftovers(t, b, p.name); c != 0 || v != 0 {
-		t.Errorf("%d containers, %d volumes after down", c, v)
-	}
+	return files
 }

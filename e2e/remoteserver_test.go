@@ -21,13 +21,13 @@ import (
 type remoteServed struct {
 	url, token string
 	logs       *strings.Builder
-	// dir holds the server's state and data directories (state, data).
+	// dir holds the server's tokens and state directory.
 	dir string
 }
 
 // remoteEnvVar is the selected backend's remote-mode variable ("" when
-// it has none: remote mode is dockerhost's, podman's, containerd's and
-// kubernetes's).
+// it has none: remote mode is dockerhost's, podman's, containerd's,
+// bare's and kubernetes's).
 func remoteEnvVar() string {
 	switch fromenv.Selected(os.Environ()) {
 	case "dockerhost":
@@ -36,6 +36,8 @@ func remoteEnvVar() string {
 		return "CORNUS_PODMAN_REMOTE"
 	case "containerd":
 		return "CORNUS_CONTAINERD_REMOTE"
+	case "bare":
+		return "CORNUS_BARE_REMOTE"
 	case "kubernetes":
 		return "CORNUS_K8S_REMOTE"
 	}
@@ -47,7 +49,7 @@ func startRemoteServer(t *testing.T) *remoteServed {
 	daemon(t)
 	v := remoteEnvVar()
 	if v == "" {
-		t.Skipf("remote mode is the dockerhost, podman, containerd and kubernetes backends'; %s has none", fromenv.Selected(os.Environ()))
+		t.Skipf("remote mode is the dockerhost, podman, containerd, bare and kubernetes backends'; %s has none", fromenv.Selected(os.Environ()))
 	}
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -80,8 +82,7 @@ func startRemoteServer(t *testing.T) *remoteServed {
 	url := fmt.Sprintf("http://%s:%d", addr, port)
 	srv := exec.Command(cornusBin, "serve", "--listen", fmt.Sprintf("%s:%d", addr, port), "--insecure-listen",
 		"--tokens-file", filepath.Join(dir, "tokens"))
-	srv.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"), "CORNUS_DATA_DIR="+filepath.Join(dir, "data"),
-		"CORNUS_ADVERTISE_URL="+url, v+"=1")
+	srv.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"), "CORNUS_ADVERTISE_URL="+url, v+"=1")
 	logs := startLogged(t, srv)
 	return &remoteServed{url: url, token: strings.TrimSpace(string(tok)), logs: logs, dir: dir}
 }

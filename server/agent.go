@@ -38,11 +38,14 @@ const maxAgents = 1024
 // forwardAgent sets up the agent socket of one exec in project's
 // replica: it returns the exec's SSH_AUTH_SOCK and what ends it.
 func (s *Server) forwardAgent(r execReplica, tenant, sessionID string) (string, func(), error) {
-	if !s.remote && s.remoteVar == "" {
+	switch {
+	case s.mountsOnly:
+		return "", nil, fmt.Errorf("%w: exec --forward-agent needs a caretaker companion next to the app to serve the agent's socket, and the %s backend's remote mode gives companions to client-local mounts and credentials only",
+			errdefs.ErrNotImplemented, s.b.Name())
+	case !s.remote && s.remoteVar == "":
 		return "", nil, fmt.Errorf("%w: exec --forward-agent needs a remote-mode deployment: a caretaker companion next to the app serves the agent's socket, and the %s backend has no remote mode",
 			errdefs.ErrNotImplemented, s.b.Name())
-	}
-	if !s.remote {
+	case !s.remote:
 		return "", nil, fmt.Errorf("%w: exec --forward-agent needs a remote-mode deployment (%s=1 on the server): a caretaker companion next to the app serves the agent's socket, and the %s backend here runs none",
 			errdefs.ErrNotImplemented, s.remoteVar, s.b.Name())
 	}

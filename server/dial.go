@@ -39,7 +39,7 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	d := *h.Dial
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	var conn net.Conn
-	if s.remote {
+	if s.remoteDial {
 		// Remote mode: dialed by the replica's companion, in its network
 		// namespace; UDP stays framed end to end.
 		conn, err = s.openToReplica(dctx, project, d.Service, d.Index, api.StreamHeader{Op: api.OpDial, Dial: &d})
@@ -53,7 +53,7 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	}
 	defer conn.Close()
 	replyDial(st, nil)
-	if d.Proto == "udp" && !s.remote {
+	if d.Proto == "udp" && !s.remoteDial {
 		pipeDatagrams(st, conn)
 		return
 	}

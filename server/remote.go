@@ -39,6 +39,16 @@ func remoteMode(b backends.Backend) (on bool, variable string) {
 	return false, ""
 }
 
+// setRemote records b's remote mode: on, its variable, and whether it
+// moves only mounts and credentials next to the app.
+func (s *Server) setRemote(b backends.Backend) {
+	s.remote, s.remoteVar = remoteMode(b)
+	if mo, ok := b.(backends.RemoteMountsOnly); ok {
+		s.mountsOnly = mo.RemoteMountsOnly()
+	}
+	s.remoteDial = s.remote && !s.mountsOnly
+}
+
 // checkRemote refuses a remote-mode deployment the companions could not
 // dial back from.
 func (s *Server) checkRemote() error {

@@ -30,6 +30,14 @@ func (r remoteBackend) Capabilities() backends.Capabilities {
 }
 func (r remoteBackend) RemoteMode() (bool, string) { return r.on, "FAKE_REMOTE" }
 
+// mountsOnlyBackend's remote mode moves only mounts (bare's).
+type mountsOnlyBackend struct{ remoteBackend }
+
+func (m mountsOnlyBackend) Capabilities() backends.Capabilities {
+	return backends.Capabilities{Features: backends.FeaturesOf(m)}
+}
+func (mountsOnlyBackend) RemoteMountsOnly() bool { return true }
+
 // hostBackend shares this host's mounts.
 type hostBackend struct{ fakeBackend }
 
@@ -42,7 +50,7 @@ func (hostBackend) CheckLocalMounts(context.Context) error { return nil }
 // go.
 func serverOf(b backends.Backend) *Server {
 	s := &Server{b: b}
-	s.remote, s.remoteVar = remoteMode(b)
+	s.setRemote(b)
 	return s
 }
 
@@ -85,6 +93,10 @@ func TestRemoteModeRefusals(t *testing.T) {
 		{remoteBackend{}, "client-local mounts are not supported by the fake backend outside its remote mode (FAKE_REMOTE=1 on the server",
 			"exec --forward-agent needs a remote-mode deployment (FAKE_REMOTE=1 on the server)"},
 		{remoteBackend{on: true}, "remote mode (FAKE_REMOTE=1) needs the URL companions dial back to", ""},
+		// Bare's remote mode: companions for mounts and credentials only,
+		// which serve no agent, on or off.
+		{mountsOnlyBackend{remoteBackend{on: true}}, "remote mode (FAKE_REMOTE=1) needs the URL companions dial back to", "companions to client-local mounts and credentials only"},
+		{mountsOnlyBackend{}, "outside its remote mode (FAKE_REMOTE=1", "companions to client-local mounts and credentials only"},
 		{hostBackend{}, "", "the fake backend has no remote mode"},
 	} {
 		s := serverOf(c.b)

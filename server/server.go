@@ -82,8 +82,12 @@ type Server struct {
 	// the variable that turns it on ("" when the backend has none).
 	remote    bool
 	remoteVar string
-	log       *slog.Logger
-	readiness readiness
+	// mountsOnly: the backend's remote mode moves only mounts and
+	// credentials next to the app (backends.RemoteMountsOnly); remoteDial:
+	// companions dial the workloads and serve agents.
+	mountsOnly, remoteDial bool
+	log                    *slog.Logger
+	readiness              readiness
 	// hostPolicy is what clients' specs may take from this host; the
 	// engine's allows mountsDir as well, where client-local mounts are.
 	hostPolicy hostpolicy.Policy
@@ -145,13 +149,13 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, b: b, tokens: t, owners: own, imageOwners: imgOwn, log: cfg.Log, mountsDir: filepath.Join(cfg.DataDir, "mounts"),
 		stopWatch: make(chan struct{})}
-	s.remote, s.remoteVar = remoteMode(b)
+	s.setRemote(b)
 	s.hostPolicy = hostpolicy.FromEnv(cfg.Environ, "")
 	withMounts := s.hostPolicy
 	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
-		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, ServerCA: cfg.AdvertiseCA, Remote: s.remote}))
+		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, ServerCA: cfg.AdvertiseCA, Remote: s.remote, MountsOnly: s.mountsOnly}))
 	if s.registry, err = newRegistry(state, s); err != nil {
 		return nil, err
 	}

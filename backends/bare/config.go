@@ -20,8 +20,14 @@ const (
 	EnvDNS                = "CORNUS_BARE_DNS"
 	EnvLogMaxBytes        = "CORNUS_BARE_LOG_MAX_BYTES"
 	EnvStatsSource        = "CORNUS_BARE_STATS_SOURCE"
-	EnvDataDir            = daemonless.EnvDataDir
-	EnvCNIBinDir          = daemonless.EnvCNIBinDir
+	// EnvRemote "1" is the backend's remote mode (backends.RemoteModer):
+	// client-local mounts and credentials go to a caretaker companion
+	// next to the app instead of the server's host; mounts only
+	// (backends.RemoteMountsOnly): the runtime is the server's host, which
+	// reaches the workloads' networks itself.
+	EnvRemote    = "CORNUS_BARE_REMOTE"
+	EnvDataDir   = daemonless.EnvDataDir
+	EnvCNIBinDir = daemonless.EnvCNIBinDir
 	// EnvMonitorBinary names the cornus executable monitors run, where the
 	// running program is not cornus (tests).
 	EnvMonitorBinary = daemonless.EnvMonitorBinary
@@ -46,12 +52,13 @@ type config struct {
 	runtime     string // the OCI runtime binary (name or path)
 	snapshotter string
 	statsSource string // "" by runtime; cgroups or runtime
+	remote      bool   // EnvRemote
 }
 
 func configFrom(environ []string) (config, error) {
 	core, env, err := daemonless.ReadConfig(Name, daemonless.Vars{LogMaxBytes: EnvLogMaxBytes, InsecureRegistries: EnvInsecureRegistries}, environ)
 	c := config{Config: core, runtime: cmp.Or(env[EnvRuntime], DefaultRuntime),
-		snapshotter: cmp.Or(env[EnvSnapshotter], SnapshotterOverlay), statsSource: env[EnvStatsSource]}
+		snapshotter: cmp.Or(env[EnvSnapshotter], SnapshotterOverlay), statsSource: env[EnvStatsSource], remote: env[EnvRemote] == "1"}
 	switch c.snapshotter {
 	case SnapshotterOverlay, "overlay":
 		c.snapshotter = SnapshotterOverlay
