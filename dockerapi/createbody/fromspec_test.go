@@ -56,6 +56,7 @@ func fullApp() spec.App {
 		UTSMode: "host", UsernsMode: "host", CgroupnsMode: "private", DeviceCgroupRules: []string{"c 1:3 mr"},
 		Logging:      &spec.Logging{Driver: "json-file", Options: map[string]string{"max-size": "1m"}},
 		Egress:       &spec.Egress{},
+		Credentials:  []spec.Credential{{Name: "tok"}},
 		Devcontainer: &spec.Devcontainer{WorkspaceFolder: "/ws"},
 		Watch:        []spec.WatchRule{{Path: "/src", Action: spec.WatchSync, Target: "/app"}},
 	}
@@ -86,6 +87,7 @@ var notMapped = map[string]string{
 	"Secrets":       "engine resolves them into ContainerSpec.Files",
 	"Configs":       "engine resolves them into ContainerSpec.Files",
 	"Egress":        "declared gap",
+	"Credentials":   "the caretaker companion's (remote mode), not the app's create",
 	"PullAuth":      "the server's registry credential for the kubernetes nodes; no Docker create field",
 }
 
