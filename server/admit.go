@@ -225,14 +225,21 @@ func (s *Server) checkClientRoutes(p spec.Project, sess *session) error {
 	if err != nil || len(routed) == 0 {
 		return err
 	}
-	names := strings.Join(routed, ", ")
+	return s.needClient(sess, strings.Join(routed, ", "), "may route egress to the client (x-cornus-egress route client, or a PAC script)")
+}
+
+// needClient refuses what services need of their client at run time
+// (what they do, for the message): their caretakers reach it through this
+// server, which needs a URL they can dial, and the client serves it over
+// a deploy-attach session that is not detached.
+func (s *Server) needClient(sess *session, services, what string) error {
 	switch {
 	case s.cfg.AdvertiseURL == "":
-		return fmt.Errorf("%w: services %s may route egress to the client (x-cornus-egress route client, or a PAC script): their caretakers relay it through this server, which has no advertise URL they can dial (--advertise-url or %s on the server)",
-			errdefs.ErrFailedPrecondition, names, EnvAdvertiseURL)
+		return fmt.Errorf("%w: services %s %s: their caretakers reach the client through this server, which has no advertise URL they can dial (--advertise-url or %s on the server)",
+			errdefs.ErrFailedPrecondition, services, what, EnvAdvertiseURL)
 	case sess == nil || sess.detach:
-		return fmt.Errorf("%w: services %s may route egress to the client, which carries it over its deploy-attach session: deploy with a session that is not detached (drop --detach)",
-			errdefs.ErrFailedPrecondition, names)
+		return fmt.Errorf("%w: services %s %s, which the client serves over its deploy-attach session: deploy with a session that is not detached (drop --detach)",
+			errdefs.ErrFailedPrecondition, services, what)
 	}
 	return nil
 }

@@ -93,21 +93,14 @@ func (s *Server) checkCredentials(p spec.Project, sess *session) error {
 	}
 	sort.Strings(with)
 	names := strings.Join(with, ", ")
-	switch {
-	case !s.remote:
+	if !s.remote {
 		hint := "this server's backend has no remote mode"
 		if s.remoteVar != "" {
 			hint = "set " + s.remoteVar + "=1 on the server"
 		}
 		return fmt.Errorf("%w: services %s ask for credentials, which the caretaker companions of remote mode deliver (%s)", errdefs.ErrFailedPrecondition, names, hint)
-	case s.cfg.AdvertiseURL == "":
-		return fmt.Errorf("%w: services %s ask for credentials: their caretakers fetch them through this server, which has no advertise URL they can dial (--advertise-url or %s on the server)",
-			errdefs.ErrFailedPrecondition, names, EnvAdvertiseURL)
-	case sess == nil || sess.detach:
-		return fmt.Errorf("%w: services %s ask for credentials, which their client mints over its deploy-attach session: deploy with a session that is not detached",
-			errdefs.ErrFailedPrecondition, names)
 	}
-	return nil
+	return s.needClient(sess, names, "ask for credentials minted by their client")
 }
 
 // relayCredential carries a caretaker's request for a credential to its
