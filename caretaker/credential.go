@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -51,12 +52,13 @@ const refreshRetry = 30 * time.Second
 const noExpiryRefresh = 5 * time.Minute
 
 type credentialRole struct {
+	ctx     context.Context // the role's lifetime
 	relay   *serverRelay
 	service string
 	log     *slog.Logger
 
-	mu    sync.Mutex
-	cache map[string]fetched // the endpoint's, until its refresh time
+	fetchMu sync.Mutex         // one endpoint fetch at a time
+	cache   map[string]fetched // the endpoint's, until its refresh time
 }
 
 type fetched struct {
@@ -77,17 +79,33 @@ func (r *credentialRole) fetch(ctx context.Context, name string) (fetched, error
 	if err != nil {
 		return fetched{}, fmt.Errorf("credential %s: %w", name, err)
 	}
-	return fetched{v: v, refresh: refreshAt(time.Now(), v.Expiration)}, nil
+	now := time.Now()
+	if !v.Expiration.IsZero() && !v.Expiration.After(now) {
+		// Retried with a backoff, not minted again at once.
+		return fetched{}, fmt.Errorf("credential %s: the client minted it expired already (%s)", name, v.Expiration.Format(time.RFC3339))
+	}
+	return fetched{v: v, refresh: refreshAt(now, v.Expiration)}, nil
 }
 
 // refreshAt is when a credential minted at now is minted again: a fifth
-// of its lifetime before it expires, at most five minutes before.
+// of its lifetime before it expires, at most five minutes before, and
+// not within minRefresh (fetch refuses one that has expired already).
 func refreshAt(now, exp time.Time) time.Time {
 	if exp.IsZero() {
 		return now.Add(noExpiryRefresh)
 	}
 	early := min(exp.Sub(now)/5, 5*time.Minute)
-	return exp.Add(-max(early, 0))
+	return later(exp.Add(-early), now.Add(minRefresh))
+}
+
+// minRefresh bounds how often one credential is minted.
+const minRefresh = time.Second
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // startFiles mounts the tmpfs (where mount says the companion makes it),
@@ -102,8 +120,10 @@ func (r *credentialRole) startFiles(ctx context.Context, names []string, mount b
 			return nil, fmt.Errorf("credentials: %w", err)
 		}
 		// In memory, never on the volume's disk; the app's bind follows
-		// it (the shared volume propagates).
-		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4m,mode=0755"); err != nil {
+		// it (the shared volume propagates). A companion restarted after
+		// a crash finds its predecessor's: gone first.
+		_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=16m,mode=0755"); err != nil {
 			return nil, fmt.Errorf("credentials: a tmpfs at %s: %w", dir, err)
 		}
 	}
@@ -121,16 +141,25 @@ func (r *credentialRole) startFiles(ctx context.Context, names []string, mount b
 			r.log.Warn("unmount the credentials' tmpfs", "error", err.Error())
 		}
 	}
-	for _, name := range names {
-		f, err := r.fetch(ctx, name)
-		if err == nil {
-			err = writeCredential(dir, name, f.v.Value)
-		}
-		if err != nil {
-			undo()
-			return nil, fmt.Errorf("caretaker: %w", err)
-		}
-		refreshers.Go(func() { r.keepFile(ctx, dir, name, f.refresh) })
+	// At once, not one after another: the engine waits for the companion
+	// a bounded time.
+	first := make([]fetched, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			if first[i], errs[i] = r.fetch(ctx, name); errs[i] == nil {
+				errs[i] = writeCredential(dir, name, first[i].v.Value)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		undo()
+		return nil, fmt.Errorf("caretaker: %w", err)
+	}
+	for i, name := range names {
+		refreshers.Go(func() { r.keepFile(ctx, dir, name, first[i].refresh) })
 	}
 	return undo, nil
 }
@@ -217,19 +246,27 @@ func (r *credentialRole) serveAWS(ctx context.Context, wg *sync.WaitGroup, names
 }
 
 // awsAnswer is the endpoint's answer for name: the cached credential
-// until its refresh time, then a new one.
+// until its refresh time, then a new one; while a new one cannot be had,
+// the cached one until it expires. One fetch at a time, on the role's
+// context: an SDK that gives up after a second does not cancel a slow
+// mint, whose result its retry finds.
 func (r *credentialRole) awsAnswer(ctx context.Context, name string) ([]byte, error) {
-	r.mu.Lock()
+	r.fetchMu.Lock()
+	defer r.fetchMu.Unlock()
 	f, ok := r.cache[name]
-	r.mu.Unlock()
-	if !ok || !time.Now().Before(f.refresh) {
-		var err error
-		if f, err = r.fetch(ctx, name); err != nil {
+	if now := time.Now(); !ok || !now.Before(f.refresh) {
+		g, err := r.fetch(r.ctx, name)
+		switch {
+		case err == nil:
+			f, r.cache[name] = g, g
+		case ok && (f.v.Expiration.IsZero() || now.Before(f.v.Expiration)):
+			r.log.Warn("refresh a credential: serving the one it replaces", "name", name, "error", err.Error())
+		default:
 			return nil, err
 		}
-		r.mu.Lock()
-		r.cache[name] = f
-		r.mu.Unlock()
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	return awsContainerCredentials(f.v.Value)
 }
@@ -261,7 +298,14 @@ func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *se
 	if relay == nil {
 		return nil, fmt.Errorf("caretaker: credentials need the server's relay (remote mode)")
 	}
-	r := &credentialRole{relay: relay, service: c.Service, log: log, cache: map[string]fetched{}}
+	if len(c.CredentialToken) < 32 {
+		for _, cr := range c.Credentials {
+			if cr.Deliver == spec.DeliverAWS {
+				return nil, fmt.Errorf("caretaker: the AWS endpoint needs its authorization token (%d bytes)", len(c.CredentialToken))
+			}
+		}
+	}
+	r := &credentialRole{ctx: ctx, relay: relay, service: c.Service, log: log, cache: map[string]fetched{}}
 	var files, aws []string
 	for _, cr := range c.Credentials {
 		if cr.Deliver == spec.DeliverAWS {
@@ -279,6 +323,14 @@ func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *se
 		undo = u
 	}
 	if len(aws) > 0 {
+		// Minted before the app starts, as the files are: a source that
+		// fails or prints no credential_process JSON fails the up.
+		for _, name := range aws {
+			if _, err := r.awsAnswer(ctx, name); err != nil {
+				undo()
+				return nil, fmt.Errorf("caretaker: %w", err)
+			}
+		}
 		if err := r.serveAWS(ctx, wg, aws, c.CredentialToken); err != nil {
 			undo()
 			return nil, err

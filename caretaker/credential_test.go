@@ -76,7 +76,9 @@ func TestCredentialAttachment(t *testing.T) {
 }
 
 // A credential is minted again a fifth of its lifetime before it expires
-// (at most five minutes before); one without an expiry every five minutes.
+// (at most five minutes before), not within a second (no busy loop on a
+// source whose credentials expire at once); one without an expiry every
+// five minutes.
 func TestRefreshAt(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -84,7 +86,8 @@ func TestRefreshAt(t *testing.T) {
 	}{
 		{now.Add(10 * time.Second), now.Add(8 * time.Second)},
 		{now.Add(time.Hour), now.Add(55 * time.Minute)},
-		{now.Add(-time.Second), now.Add(-time.Second)}, // expired: at once
+		{now.Add(-time.Second), now.Add(time.Second)},
+		{now.Add(500 * time.Millisecond), now.Add(time.Second)},
 		{time.Time{}, now.Add(5 * time.Minute)},
 	} {
 		if got := refreshAt(now, c.exp); !got.Equal(c.want) {

@@ -2,7 +2,6 @@ package clientdeploy
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,6 +22,9 @@ func parseCredential(v, dir string) (service string, c spec.Credential, err erro
 		return "", c, bad("no '='")
 	}
 	if s, n, ok := strings.Cut(lhs, "/"); ok {
+		if s == "" {
+			return "", c, bad("an empty SERVICE/ (every service: no SERVICE/ at all)")
+		}
 		service, lhs = s, n
 	}
 	if name, deliver, ok := strings.Cut(lhs, "@"); ok {
@@ -40,9 +42,6 @@ func parseCredential(v, dir string) (service string, c spec.Credential, err erro
 		s.Env = val
 	case "file":
 		s.File = val
-		if !filepath.IsAbs(val) {
-			s.File = filepath.Join(dir, val)
-		}
 	case "cmd":
 		s.Command = strings.Fields(val)
 	case "helper":
@@ -52,6 +51,7 @@ func parseCredential(v, dir string) (service string, c spec.Credential, err erro
 	default:
 		return "", c, bad(fmt.Sprintf("unknown KIND %q", kind))
 	}
+	s = s.InDir(dir)
 	c.Source = &s
 	if err := spec.ValidateCredentials("--credential", []spec.Credential{c}); err != nil {
 		return "", c, bad(err.Error())

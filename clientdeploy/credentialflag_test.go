@@ -20,14 +20,16 @@ func TestCredentialFlag(t *testing.T) {
 		"web/tok=file:secrets/tok",
 		"aws@aws=cmd:aws configure export-credentials --format process",
 		"db/config.json=helper:desktop:registry.example.com",
+		"web/mint=cmd:./bin/mint --ttl 1h",
 	}, "/proj")
 	if err != nil {
 		t.Fatal(err)
 	}
 	aws := spec.Credential{Name: "aws", Deliver: "aws", Source: &spec.CredentialSource{Command: []string{"aws", "configure", "export-credentials", "--format", "process"}}}
 	want := map[string][]spec.Credential{
-		"web": {{Name: "tok", Source: &spec.CredentialSource{File: "/proj/secrets/tok"}}, aws},
-		"db":  {aws, {Name: "config.json", Source: &spec.CredentialSource{Helper: "desktop", Registry: "registry.example.com"}}},
+		"web": {{Name: "tok", Source: &spec.CredentialSource{File: "/proj/secrets/tok"}}, aws,
+			{Name: "mint", Source: &spec.CredentialSource{Command: []string{"/proj/bin/mint", "--ttl", "1h"}}}},
+		"db": {aws, {Name: "config.json", Source: &spec.CredentialSource{Helper: "desktop", Registry: "registry.example.com"}}},
 	}
 	for svc, w := range want {
 		if got := p.Services[svc].Credentials; !reflect.DeepEqual(got, w) {
@@ -42,6 +44,7 @@ func TestCredentialFlag(t *testing.T) {
 		{"tok@smoke=env:A", `"smoke" is not one of file, aws`},
 		{"tok=helper:desktop", "helper:HELPER:REGISTRY"},
 		{"cache/tok=env:A", "no service cache"},
+		{"/tok=env:A", "an empty SERVICE/"},
 		{"a2@aws=env:A", "a second aws credential"},
 	} {
 		q := spec.Project{Name: "p", Services: map[string]spec.App{"web": {Credentials: []spec.Credential{{Name: "a1", Deliver: "aws"}}}}}

@@ -3,6 +3,10 @@ package clientdeploy
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
@@ -34,6 +38,23 @@ func credentialsOf(p spec.Project) credentialSources {
 		}
 	}
 	return out
+}
+
+// refuseLocalCredentials: credentials are delivered by remote mode's
+// caretaker companions, which a deployment on this machine has none of.
+func refuseLocalCredentials(p spec.Project) error {
+	var with []string
+	for name, a := range p.Services {
+		if len(a.Credentials) > 0 {
+			with = append(with, name)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	slices.Sort(with)
+	return fmt.Errorf("services %s ask for credentials, which a cornus server's caretaker companions deliver in its remote mode: deploy with --server (or CORNUS_SERVER), or drop them: %w",
+		strings.Join(with, ", "), errdefs.ErrFailedPrecondition)
 }
 
 // serveCredentials answers the server's credential streams on sess.

@@ -89,6 +89,11 @@ func (se *Session) prepare(p spec.Project, o Options) (spec.Project, *client.Exp
 	if err := applyCredentials(&p, o.Credentials, o.Dir); err != nil {
 		return p, nil, err
 	}
+	if se.remote == nil {
+		if err := refuseLocalCredentials(p); err != nil {
+			return p, nil, err
+		}
+	}
 	if o.Hold == HoldNone {
 		if err := refuseDetachedClientRoutes(p); err != nil {
 			return p, nil, err

@@ -237,7 +237,10 @@ func (s *Server) needClient(sess *session, services, what string) error {
 	case s.cfg.AdvertiseURL == "":
 		return fmt.Errorf("%w: services %s %s: their caretakers reach the client through this server, which has no advertise URL they can dial (--advertise-url or %s on the server)",
 			errdefs.ErrFailedPrecondition, services, what, EnvAdvertiseURL)
-	case sess == nil || sess.detach:
+	case sess == nil:
+		return fmt.Errorf("%w: services %s %s, which the client serves over its deploy-attach session, and this request holds none (compose up and cornus deploy do; compose run does not yet)",
+			errdefs.ErrFailedPrecondition, services, what)
+	case sess.detach:
 		return fmt.Errorf("%w: services %s %s, which the client serves over its deploy-attach session: deploy with a session that is not detached (drop --detach)",
 			errdefs.ErrFailedPrecondition, services, what)
 	}

@@ -35,36 +35,67 @@ func newCredentialGrants(dir string) *credentialGrants {
 
 // set records p's declarations (none: forgets the project's).
 func (g *credentialGrants) set(p spec.Project) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.write(p.Name, declared(p))
+}
+
+// add records p's declarations beside those recorded (an up in
+// progress: the replicas it replaces still run).
+func (g *credentialGrants) add(p spec.Project) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	names := declared(p)
+	for svc, old := range g.load(p.Name) {
+		for _, n := range old {
+			if !slices.Contains(names[svc], n) {
+				names[svc] = append(names[svc], n)
+			}
+		}
+	}
+	return g.write(p.Name, names)
+}
+
+func declared(p spec.Project) map[string][]string {
 	names := map[string][]string{}
 	for svc, a := range p.Services {
 		for _, c := range a.Credentials {
 			names[svc] = append(names[svc], c.Name)
 		}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	return names
+}
+
+// write records names for project (g.mu held).
+func (g *credentialGrants) write(project string, names map[string][]string) error {
 	if len(names) == 0 {
-		delete(g.by, p.Name)
-		_ = os.Remove(g.path(p.Name))
+		delete(g.by, project)
+		_ = os.Remove(g.path(project))
 		return nil
 	}
-	g.by[p.Name] = names
-	return writeFileAtomic(g.path(p.Name), names)
+	g.by[project] = names
+	return writeFileAtomic(g.path(project), names)
+}
+
+// load is project's record (g.mu held): remembered, else read back (a
+// restarted server).
+func (g *credentialGrants) load(project string) map[string][]string {
+	names, ok := g.by[project]
+	if !ok {
+		data, err := boundedfile.Read(g.path(project), boundedfile.ServerState)
+		if err != nil || json.Unmarshal(data, &names) != nil {
+			return nil
+		}
+		g.by[project] = names
+	}
+	return names
 }
 
 // allowed reports whether service of project declared credential name.
 func (g *credentialGrants) allowed(project, service, name string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	names, ok := g.by[project]
-	if !ok {
-		data, err := boundedfile.Read(g.path(project), boundedfile.ServerState)
-		if err != nil || json.Unmarshal(data, &names) != nil {
-			return false
-		}
-		g.by[project] = names
-	}
-	return slices.Contains(names[service], name)
+	return slices.Contains(g.load(project)[service], name)
 }
 
 func (g *credentialGrants) forget(project string) {
@@ -76,6 +107,15 @@ func (g *credentialGrants) forget(project string) {
 
 func (g *credentialGrants) path(project string) string {
 	return filepath.Join(g.dir, project+".json")
+}
+
+// recordRelayed records what a deployed p's caretakers may relay: its
+// egress policies and its credentials' names.
+func (s *Server) recordRelayed(p spec.Project) error {
+	if err := s.policies.set(p); err != nil {
+		return err
+	}
+	return s.credentials.set(p)
 }
 
 // checkCredentials refuses a deployment whose credentials nothing could

@@ -148,3 +148,36 @@ func TestCredentialsRefusedWithoutRemoteMode(t *testing.T) {
 		t.Errorf("%d containers made (%v)", len(c), err)
 	}
 }
+
+// An up in progress adds its declarations to those of the replicas it
+// replaces; its success leaves only its own; a restarted server reads them
+// back.
+func TestCredentialGrantsDuringUp(t *testing.T) {
+	dir := t.TempDir()
+	g := newCredentialGrants(dir)
+	with := func(names ...string) spec.Project {
+		a := spec.App{Name: "app"}
+		for _, n := range names {
+			a.Credentials = append(a.Credentials, spec.Credential{Name: n})
+		}
+		return spec.Project{Name: "p", Services: map[string]spec.App{"app": a}}
+	}
+	if err := g.set(with("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.add(with("new")); err != nil {
+		t.Fatal(err)
+	}
+	if !g.allowed("p", "app", "old") || !g.allowed("p", "app", "new") {
+		t.Error("during the up: the running replicas' credential or the new one refused")
+	}
+	if err := g.set(with("new")); err != nil {
+		t.Fatal(err)
+	}
+	if g.allowed("p", "app", "old") || !g.allowed("p", "app", "new") {
+		t.Error("after the up: the replaced declaration kept, or the new one lost")
+	}
+	if again := newCredentialGrants(dir); !again.allowed("p", "app", "new") || again.allowed("p", "app", "old") || again.allowed("p", "db", "new") {
+		t.Error("a restarted server reads other declarations back")
+	}
+}

@@ -91,8 +91,9 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
-	// Its companions ask for their credentials before the app starts.
-	if err := s.credentials.set(p); err != nil {
+	// Its companions ask for their credentials before the app starts;
+	// the running ones keep theirs until the up succeeds.
+	if err := s.credentials.add(p); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -118,7 +119,7 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		NoRecreate: req.NoRecreate, AlwaysRecreateDeps: req.AlwaysRecreateDeps, NoStart: req.NoStart,
 		RenewAnonVolumes: req.RenewAnonVolumes, Wait: req.Wait, RemoveOrphans: req.RemoveOrphans})
 	if err == nil {
-		err = s.policies.set(p)
+		err = s.recordRelayed(p)
 	}
 	if err == nil && sess != nil {
 		err = s.sessions.own(sess, project)

@@ -52,10 +52,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, id identity) {
 		sc.finish(api.Control{}, err)
 		return
 	}
-	if err := s.credentials.set(p); err != nil {
-		sc.finish(api.Control{}, err)
-		return
-	}
 	o := engine.RunOptions{Service: start.Service, Name: start.Name, NoDeps: start.NoDeps, Detach: start.Detach,
 		Remove: start.Remove, UseAliases: start.UseAliases, Stdout: sc.out, Stderr: sc.err}
 	o.Stdin, o.Resize = sc.feed(start.Stdin, start.TTY)

@@ -219,11 +219,13 @@ func muxConfig() *yamux.Config {
 
 // openToClient opens a stream to the client holding project's session.
 func (ss *sessions) openToClient(project string, h api.StreamHeader) (net.Conn, error) {
-	// The deploying session too: companions ask for credentials (and
-	// apps may route to the client) before their up ends.
+	// The deploying session first: companions ask for credentials (and
+	// apps may route to the client) before their up ends, and it owns
+	// the project once it does (the same tenant's: ownership is claimed
+	// before a session deploys).
 	s := ss.provider(project)
 	if s == nil {
-		return nil, fmt.Errorf("%w: project %s has no client session to carry the client route (a detached deployment cannot use it)", errdefs.ErrFailedPrecondition, project)
+		return nil, fmt.Errorf("%w: project %s has no client session to carry the client's streams (egress, credentials; a detached deployment has none)", errdefs.ErrFailedPrecondition, project)
 	}
 	return openStream(s.mux, h)
 }

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Credential is one credential an app may ask its client for (the
@@ -42,6 +44,23 @@ type CredentialSource struct {
 	// CredentialDir in the app).
 	Helper   string `yaml:"helper,omitempty" json:"helper,omitempty"`
 	Registry string `yaml:"registry,omitempty" json:"registry,omitempty"`
+}
+
+// InDir is s with its relative paths made absolute against dir: a file,
+// and a command named by a path ("./mint-token", not "aws", which is
+// looked up on PATH).
+func (s CredentialSource) InDir(dir string) CredentialSource {
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	s.File = abs(s.File)
+	if len(s.Command) > 0 && strings.ContainsRune(s.Command[0], filepath.Separator) {
+		s.Command = append([]string{abs(s.Command[0])}, s.Command[1:]...)
+	}
+	return s
 }
 
 // Credential deliveries.

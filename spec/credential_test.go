@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,13 +16,15 @@ services:
     image: x
     credentials:
       - {name: tok, source: {file: ./tok.txt}}
+      - {name: mint, source: {command: [./bin/mint, ./arg]}}
       - {name: aws, deliver: aws, source: {command: [aws, configure, export-credentials, --format, process]}}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs := p.Services["app"].Credentials
-	if len(cs) != 2 || cs[0].Source == nil || cs[0].Source.File != "/proj/tok.txt" || cs[1].Deliver != DeliverAWS {
+	if len(cs) != 3 || cs[0].Source == nil || cs[0].Source.File != "/proj/tok.txt" || cs[2].Deliver != DeliverAWS ||
+		!reflect.DeepEqual(cs[1].Source.Command, []string{"/proj/bin/mint", "./arg"}) || cs[2].Source.Command[0] != "aws" {
 		t.Fatalf("credentials: %+v", cs)
 	}
 	js, err := p.EncodeJSON()

@@ -139,8 +139,8 @@ func (p Project) withPathsResolved(dir string) Project {
 			}
 		}
 		for _, c := range a.Credentials {
-			if c.Source != nil && c.Source.File != "" {
-				c.Source.File = resolvePath(dir, c.Source.File) // the copy's own
+			if c.Source != nil {
+				*c.Source = c.Source.InDir(dir) // the copy's own
 			}
 		}
 		out.Services[name] = a

@@ -48,3 +48,17 @@ func TestDeployDetachRefusesClientRoutes(t *testing.T) {
 		t.Fatalf("control (no client route): exit %d, %d requests, stderr %q; want it to reach the test server", code, requests.Load(), errOut)
 	}
 }
+
+// Credentials without a server are refused before anything is made: a
+// caretaker companion of a server's remote mode delivers them.
+func TestDeployLocalRefusesCredentials(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "deploy.yaml"), []byte("name: web\nimage: cornus-test/busybox:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + t.TempDir(), "CORNUS_SERVER="}
+	_, errOut, code := runCLI(t, dir, env, "deploy", "--progress", "quiet", "-f", "deploy.yaml", "--credential", "tok=env:TOK")
+	if code == 0 || !strings.Contains(errOut, "services web ask for credentials") || !strings.Contains(errOut, "--server") {
+		t.Errorf("deploy --credential without a server: exit %d, stderr %q", code, errOut)
+	}
+}

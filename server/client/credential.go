@@ -19,8 +19,9 @@ import (
 	"github.com/cornus-dev/cornus/spec"
 )
 
-// mintTimeout bounds a credential command.
-const mintTimeout = 30 * time.Second
+// mintTimeout bounds a credential command: under the 20 s the server
+// waits for the client's answer (api.OpenStream).
+const mintTimeout = 15 * time.Second
 
 // CredentialHandler answers the server's credential streams from this
 // client's copy of the deployment's credentials (service → name →
@@ -97,6 +98,7 @@ func runSource(ctx context.Context, argv []string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout = &limitWriter{w: &out, n: api.MaxCredential + 1}
 	cmd.Stderr = &limitWriter{w: &stderr, n: 512}
+	cmd.WaitDelay = 2 * time.Second // a child holding stdout past the timeout
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg != "" {
