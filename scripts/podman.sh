@@ -38,10 +38,13 @@ up() { echo "podman.sh: podman $(podman version --format '{{.Server.Version}}' 2
 # no systemd, and / is private.
 vols=/var/lib/containers/storage/volumes
 shared_volumes() {
-	mkdir -p "$vols"
-	awk -v d="$vols" '$5 == d && / shared:/ { found = 1 } END { exit !found }' /proc/self/mountinfo && return
-	mountpoint -q "$vols" || mount --bind "$vols" "$vols"
-	mount --make-shared "$vols"
+	mkdir -p "$vols" "$state"
+	(
+		flock -w 60 8 # two starts at once bind it once
+		awk -v d="$vols" '$5 == d && / shared:/ { found = 1 } END { exit !found }' /proc/self/mountinfo && exit 0
+		mountpoint -q "$vols" || mount --bind "$vols" "$vols"
+		mount --make-shared "$vols"
+	) 8>"$state/volumes.lock"
 }
 shared_volumes
 ping && command -v podman-compose >/dev/null 2>&1 && { up; exit 0; }
