@@ -15,6 +15,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/hostpolicy"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -410,7 +411,7 @@ func (x *Builder) newSite(ctx context.Context) (site, error) {
 			return &nativeSite{native: bs.Native}, nil
 		case bs.Dial != nil:
 			return newDaemonSite(ctx, bs.Dial)
-		case bs.Containerd != nil && lookupEnvValue(x.environ, EnvBuildWorker) != "oci":
+		case bs.Containerd != nil && envlist.Get(x.environ, EnvBuildWorker) != "oci":
 			return newContainerdSite(ctx, *bs.Containerd, x.environ)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	bkclient "github.com/moby/buildkit/client"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/internal/hostlock"
 	"github.com/cornus-dev/cornus/internal/procattr"
 )
@@ -88,7 +89,7 @@ type buildkitd struct {
 
 // startBuildkitd starts a buildkitd for w and waits until it answers.
 func startBuildkitd(ctx context.Context, environ []string, w worker) (*buildkitd, error) {
-	bin, err := exec.LookPath(cmp.Or(lookupEnvValue(environ, EnvBuildkitd), "buildkitd"))
+	bin, err := exec.LookPath(cmp.Or(envlist.Get(environ, EnvBuildkitd), "buildkitd"))
 	if err != nil {
 		return nil, fmt.Errorf("builds on this backend run on buildkitd, which cannot be found (%v): run scripts/buildkit.sh, set %s to the binary, or %s to a running buildkitd: %w",
 			err, EnvBuildkitd, EnvBuildkitAddress, errdefs.ErrUnavailable)
@@ -96,7 +97,7 @@ func startBuildkitd(ctx context.Context, environ []string, w worker) (*buildkitd
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("cornus starts buildkitd as root only (its OCI worker runs runc and makes bridges); run a rootless buildkitd yourself and set %s: %w", EnvBuildkitAddress, errdefs.ErrUnavailable)
 	}
-	root := filepath.Join(cmp.Or(lookupEnvValue(environ, EnvDataDir), "/var/lib/cornus"), "buildkit", w.key)
+	root := filepath.Join(cmp.Or(envlist.Get(environ, EnvDataDir), "/var/lib/cornus"), "buildkit", w.key)
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("buildkitd root: %w", err)
 	}
@@ -123,7 +124,7 @@ func (d *buildkitd) args(environ []string, w worker) ([]string, error) {
 	// One bridge per root: two roots (two data directories, as tests
 	// have) may run at once.
 	bridge := bridgeName(d.root)
-	subnet, err := bridgeSubnet(lookupEnvValue(environ, EnvBuildkitSubnetBase), bridge)
+	subnet, err := bridgeSubnet(envlist.Get(environ, EnvBuildkitSubnetBase), bridge)
 	if err != nil {
 		return nil, err
 	}
@@ -266,15 +267,10 @@ func hostHas(addrs []net.Addr, p netip.Prefix) bool {
 
 // cniDir is where the CNI plugins are (the bridge network's).
 func cniDir(environ []string) string {
-	for _, d := range filepath.SplitList(cmp.Or(lookupEnvValue(environ, "CNI_PATH"), "/opt/cni/bin:/usr/lib/cni")) {
+	for _, d := range filepath.SplitList(cmp.Or(envlist.Get(environ, "CNI_PATH"), "/opt/cni/bin:/usr/lib/cni")) {
 		if _, err := os.Stat(filepath.Join(d, "bridge")); err == nil {
 			return d
 		}
 	}
 	return "/usr/lib/cni"
-}
-
-func lookupEnvValue(environ []string, key string) string {
-	v, _ := lookupEnv(environ, key)
-	return v
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/hostpolicy"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // The BuildKit API a docker buildx client speaks to a Docker Engine (its
@@ -109,7 +110,7 @@ func (x *Builder) ServesBuildKit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if bs.Dial != nil || (bs.Containerd != nil && lookupEnvValue(x.environ, EnvBuildWorker) != "oci") {
+	if bs.Dial != nil || (bs.Containerd != nil && envlist.Get(x.environ, EnvBuildWorker) != "oci") {
 		return nil
 	}
 	return x.noBuildKit()

@@ -11,6 +11,7 @@ import (
 	"github.com/tonistiigi/fsutil"
 
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -64,7 +65,7 @@ func (f LocalFiles) Secret(_ context.Context, s spec.BuildSecret) ([]byte, error
 	case s.Value != nil:
 		return []byte(*s.Value), nil
 	case s.Environment != "":
-		if v, ok := lookupEnv(f.Environ, s.Environment); ok {
+		if v, ok := envlist.Lookup(f.Environ, s.Environment); ok {
 			return []byte(v), nil
 		}
 		return nil, fmt.Errorf("secret %s: environment variable %s is not set: %w", s.ID, s.Environment, secrets.ErrNotFound)
@@ -77,7 +78,7 @@ func (f LocalFiles) Secret(_ context.Context, s spec.BuildSecret) ([]byte, error
 func (f LocalFiles) Agent(ctx context.Context, e spec.BuildSSH) (net.Conn, error) {
 	paths := e.Paths
 	if len(paths) == 0 {
-		sock, ok := lookupEnv(f.Environ, "SSH_AUTH_SOCK")
+		sock, ok := envlist.Lookup(f.Environ, "SSH_AUTH_SOCK")
 		if !ok || sock == "" {
 			return nil, fmt.Errorf("build ssh %q: uses the client's ssh agent, and SSH_AUTH_SOCK is not set: start one (eval $(ssh-agent); ssh-add)", e.ID)
 		}

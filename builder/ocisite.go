@@ -13,6 +13,7 @@ import (
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // ociSite is a buildkitd with its OCI worker: it sees no backend's
@@ -33,7 +34,7 @@ func newOCISite(ctx context.Context, b backends.Backend, environ []string) (*oci
 	}
 	s := &ociSite{images: images}
 	s.content, _ = backends.Want[backends.ImageContenter](b, backends.FeatureContent, "image content")
-	addr := lookupEnvValue(environ, EnvBuildkitAddress)
+	addr := envlist.Get(environ, EnvBuildkitAddress)
 	if addr == "" {
 		if s.d, err = startBuildkitd(ctx, environ, ociWorker(b.Name())); err != nil {
 			return nil, err

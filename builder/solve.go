@@ -225,15 +225,6 @@ func (s secretStore) GetSecret(ctx context.Context, id string) ([]byte, error) {
 	return s.files.Secret(ctx, sec)
 }
 
-func lookupEnv(environ []string, key string) (string, bool) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // tenantHost is the host name a tenant's RUN steps resolve (to
 // localhost), which keeps their cache keys apart from other tenants'.
 func tenantHost(tenant string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/internal/dockerarchive"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // EnvAgentImage names the companion image to use instead of building one.
@@ -136,7 +137,7 @@ func AgentImageID(exe string) (string, error) {
 // binary, built and loaded into b unless b has it already, verified by
 // its content digest, never trusted by its tag.
 func EnsureAgentImage(ctx context.Context, b backends.Backend, environ []string) (string, error) {
-	if v := envValue(environ, EnvAgentImage); v != "" {
+	if v := envlist.Get(environ, EnvAgentImage); v != "" {
 		return v, nil
 	}
 	images, err := backends.Want[backends.Images](b, backends.FeatureImages, "the caretaker's agent image")
@@ -187,11 +188,4 @@ func EnsureAgentImage(ctx context.Context, b backends.Backend, environ []string)
 // drops it).
 func sameImageID(a, b string) bool {
 	return strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
-}
-
-func cutEnv(kv, key string) (string, bool) {
-	if len(kv) > len(key) && kv[:len(key)] == key && kv[len(key)] == '=' {
-		return kv[len(key)+1:], true
-	}
-	return "", false
 }

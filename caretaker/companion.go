@@ -243,15 +243,6 @@ func refuseBypass(a spec.App) error {
 	return nil
 }
 
-func envValue(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := cutEnv(environ[i], key); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // Ready reports whether the caretaker of this network namespace is ready.
 func Ready() error {
 	c, err := net.DialTimeout("unix", ReadySocket, 5*time.Second)

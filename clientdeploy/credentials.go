@@ -8,6 +8,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
@@ -83,7 +84,7 @@ func credentialsEnv(srcs credentialSources) []string {
 
 // credentialsFromEnv reads what credentialsEnv wrote.
 func credentialsFromEnv(environ []string) (credentialSources, error) {
-	raw := getenv(environ, envSessionCredentials)
+	raw := envlist.Get(environ, envSessionCredentials)
 	if raw == "" {
 		return nil, nil
 	}

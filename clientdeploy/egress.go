@@ -8,6 +8,7 @@ import (
 
 	"github.com/cornus-dev/cornus/egress"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
@@ -132,7 +133,7 @@ func egressEnv(blocks map[string]*spec.Egress) []string {
 
 // egressFromEnv reads what egressEnv wrote.
 func egressFromEnv(environ []string) (map[string]*spec.Egress, error) {
-	raw := getenv(environ, envSessionEgress)
+	raw := envlist.Get(environ, envSessionEgress)
 	if raw == "" {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/server/client"
 )
 
@@ -17,7 +18,7 @@ func (se *Session) ForwardAgent(ctx context.Context, project string) (func(), er
 		return nil, fmt.Errorf("%w: --forward-agent relays your ssh-agent to a deployment of a cornus server in remote mode (--server); this project runs on this machine, where the agent's socket can be bind-mounted instead",
 			errdefs.ErrNotImplemented)
 	}
-	sock := getenv(se.streams.Environ, "SSH_AUTH_SOCK")
+	sock := envlist.Get(se.streams.Environ, "SSH_AUTH_SOCK")
 	if sock == "" {
 		sock = client.DefaultAgentSocket
 	}

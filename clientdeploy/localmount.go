@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
@@ -80,7 +81,7 @@ func exportsEnv(exp *client.Exports) []string {
 
 // agentExports reads the exports the agent serves from its environment.
 func agentExports(environ []string) (*client.Exports, error) {
-	v := getenv(environ, envSessionExports)
+	v := envlist.Get(environ, envSessionExports)
 	if v == "" {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/progress"
 	"github.com/cornus-dev/cornus/server/client"
 )
@@ -27,14 +28,14 @@ func ServerURL(flag string, environ []string) string {
 	if flag != "" {
 		return flag
 	}
-	return getenv(environ, envServer)
+	return envlist.Get(environ, envServer)
 }
 
 // LoginFile is where cornus login keeps tokens: the user's config dir.
 func LoginFile(environ []string) (string, error) {
-	dir := getenv(environ, "XDG_CONFIG_HOME")
+	dir := envlist.Get(environ, "XDG_CONFIG_HOME")
 	if dir == "" {
-		home := getenv(environ, "HOME")
+		home := envlist.Get(environ, "HOME")
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {
@@ -91,7 +92,7 @@ func SaveLogin(path, url, token string) error {
 
 // tokenFor is $CORNUS_TOKEN, else the token cornus login stored for url.
 func tokenFor(url string, environ []string) (string, error) {
-	if t := getenv(environ, envToken); t != "" {
+	if t := envlist.Get(environ, envToken); t != "" {
 		return t, nil
 	}
 	path, err := LoginFile(environ)
@@ -121,7 +122,7 @@ func NewClientToken(environ []string, url, tok string) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ca := getenv(environ, envServerCA); ca != "" {
+	if ca := envlist.Get(environ, envServerCA); ca != "" {
 		if err := c.TrustCA(ca); err != nil {
 			return nil, fmt.Errorf("%s: %w", envServerCA, err)
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"golang.org/x/term"
 
@@ -174,18 +172,6 @@ func (se *Session) printWarnings(p spec.Project) {
 	for _, w := range se.engine.Warnings(p) {
 		fmt.Fprintf(se.streams.Err, "WARN %s\n", w)
 	}
-}
-
-// getenv is key's value in environ, the last one set winning as in a
-// process environment ("": unset).
-func getenv(environ []string, key string) string {
-	prefix := key + "="
-	for _, kv := range slices.Backward(environ) {
-		if strings.HasPrefix(kv, prefix) {
-			return kv[len(prefix):]
-		}
-	}
-	return ""
 }
 
 func isTerminal(w any) bool {

@@ -7,6 +7,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/docker/go-units"
 
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/registry"
 )
 
@@ -20,7 +21,7 @@ func registryQuota(cfg Config) (int64, error) {
 	if cfg.RegistryQuota > 0 {
 		return cfg.RegistryQuota, nil
 	}
-	v := envValue(cfg.Environ, EnvRegistryQuota)
+	v := envlist.Get(cfg.Environ, EnvRegistryQuota)
 	if v == "" {
 		return DefaultRegistryQuota, nil
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/cornus-dev/cornus/egress/netguard"
 	"github.com/cornus-dev/cornus/egress/sandbox"
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/muxconn"
@@ -212,7 +212,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 		conn, err = s.sessions.openToClient(project, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
 			Service: e.Service, Replica: e.Replica, Dest: d.String(), Route: route}})
 	case egress.Gateway:
-		if envValue(s.cfg.Environ, EnvEgressGateway) != "1" {
+		if envlist.Get(s.cfg.Environ, EnvEgressGateway) != "1" {
 			err = fmt.Errorf("%w: egress to %s: route gateway (%s), and this server is no gateway (%s=1 makes it one)", errdefs.ErrPermissionDenied, d, by, EnvEgressGateway)
 			break
 		}
@@ -236,7 +236,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 // CORNUS_EGRESS_GATEWAY_ALLOW allows it (a tenant's policy must not make
 // the server dial its own loopback).
 func (s *Server) dialGateway(ctx context.Context, d egress.Destination, by string) (net.Conn, error) {
-	allow, err := netguard.ParseAllow(envValue(s.cfg.Environ, EnvEgressGatewayAllow))
+	allow, err := netguard.ParseAllow(envlist.Get(s.cfg.Environ, EnvEgressGatewayAllow))
 	if err != nil {
 		return nil, fmt.Errorf("%w: egress to %s: route gateway: %s: %v", errdefs.ErrFailedPrecondition, d, EnvEgressGatewayAllow, err)
 	}
@@ -261,13 +261,4 @@ func openStream(mux *yamux.Session, h api.StreamHeader) (net.Conn, error) {
 		return nil, err
 	}
 	return api.OpenStream(st, h, 20*time.Second)
-}
-
-func envValue(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }

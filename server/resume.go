@@ -8,6 +8,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // A server that stops (a restart, a rollout of its pod) leaves its
@@ -33,7 +34,7 @@ type orphan struct {
 
 // sessionGrace reads EnvSessionGrace.
 func sessionGrace(environ []string) (time.Duration, error) {
-	v := envValue(environ, EnvSessionGrace)
+	v := envlist.Get(environ, EnvSessionGrace)
 	if v == "" {
 		return DefaultSessionGrace, nil
 	}

@@ -1,6 +1,10 @@
 package dockerhost
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cornus-dev/cornus/internal/envlist"
+)
 
 // Environment variables that choose the Docker socket, in order.
 const (
@@ -33,7 +37,7 @@ func WithEnviron(environ []string) Option {
 // HostFromEnv picks the Docker host: DOCKER_HOST, else CORNUS_DOCKER_SOCK
 // (a path or a unix:// URL), else DefaultHost.
 func HostFromEnv(environ []string) string {
-	get := func(key string) string { return strings.TrimSpace(envValue(environ, key)) }
+	get := func(key string) string { return strings.TrimSpace(envlist.Get(environ, key)) }
 	if h := get(EnvDockerHost); h != "" {
 		return h
 	}
@@ -44,15 +48,4 @@ func HostFromEnv(environ []string) string {
 		return "unix://" + s
 	}
 	return DefaultHost
-}
-
-// envValue is key's value in environ, the last one winning as in a shell.
-func envValue(environ []string, key string) string {
-	v := ""
-	for _, kv := range environ {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // EnvRemote "1" is the backend's remote mode (backends.RemoteModer): the
@@ -26,4 +28,4 @@ func (b *Backend) CheckLocalMounts(context.Context) error {
 }
 
 // remoteOn reads EnvRemote: only "1" turns remote mode on.
-func remoteOn(environ []string) bool { return envValue(environ, EnvRemote) == "1" }
+func remoteOn(environ []string) bool { return envlist.Get(environ, EnvRemote) == "1" }

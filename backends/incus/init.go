@@ -14,6 +14,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
 	"github.com/cornus-dev/cornus/backends/internal/rootfs"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // RunInit is the body of `cornus monitor incus ID` as a container's init
@@ -61,10 +62,10 @@ func newInitTask(dir, id string) (*initTask, error) {
 // processEnv completes an environment as Docker does: PATH and HOME when
 // missing.
 func processEnv(env []string, home string) []string {
-	if _, ok := envValue(env, "PATH"); !ok {
+	if _, ok := envlist.Lookup(env, "PATH"); !ok {
 		env = append([]string{defaultPath}, env...)
 	}
-	if _, ok := envValue(env, "HOME"); !ok {
+	if _, ok := envlist.Lookup(env, "HOME"); !ok {
 		env = append(env, "HOME="+home)
 	}
 	return env

@@ -18,6 +18,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/cornus-dev/cornus/backends/internal/monitor"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // initTask is the monitor's Task inside the container: the monitor is the
@@ -341,7 +342,7 @@ func lookPath(name string, env []string) (string, error) {
 		}
 		return name, nil
 	}
-	path, _ := envValue(env, "PATH")
+	path, _ := envlist.Lookup(env, "PATH")
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
 			dir = "."

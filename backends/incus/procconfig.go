@@ -122,16 +122,6 @@ func decodeBounded(f *os.File, limit int64, out any) error {
 	return json.NewDecoder(f).Decode(out)
 }
 
-// envValue returns the value of key in a KEY=VALUE list.
-func envValue(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // mergeEnv overlays KEY=VALUE entries: a later key replaces an earlier one
 // in place.
 func mergeEnv(base []string, over ...[]string) []string {

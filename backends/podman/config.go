@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/containerd/errdefs"
@@ -173,20 +172,3 @@ type options struct{ environ []string }
 // WithEnviron gives the KEY=VALUE environment the endpoint selection is
 // read from (the package never reads os.Environ).
 func WithEnviron(environ []string) Option { return func(o *options) { o.environ = environ } }
-
-// envValue is the last value of name in environ.
-func envValue(environ []string, name string) string {
-	for _, kv := range slices.Backward(environ) {
-		if v, ok := cutVar(kv, name); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func cutVar(kv, name string) (string, bool) {
-	if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
-		return kv[len(name)+1:], true
-	}
-	return "", false
-}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/containerd/errdefs"
+
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // Docker's healthcheck defaults. Podman's API applies none (its CLI does):
@@ -239,7 +241,7 @@ func RunHealthDriver(ctx context.Context, environ []string, id string) error {
 		return fmt.Errorf("podman healthcheck driver: %s is required: %w", EnvSocket, errdefs.ErrInvalidArgument)
 	}
 	giveUp := defaultDriverGiveUp
-	if v, err := time.ParseDuration(envValue(environ, envDriverGiveUp)); err == nil && v >= 0 {
+	if v, err := time.ParseDuration(envlist.Get(environ, envDriverGiveUp)); err == nil && v >= 0 {
 		giveUp = v
 	}
 	ready := readyPipeFrom(environ)

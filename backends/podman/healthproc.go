@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // A healthcheck driver is a detached `cornus podman-health ID` process,
@@ -346,7 +348,7 @@ func (b *Backend) driverEnv() []string {
 type readyPipe struct{ f *os.File }
 
 func readyPipeFrom(environ []string) *readyPipe {
-	fd, err := strconv.Atoi(envValue(environ, envDriverReady))
+	fd, err := strconv.Atoi(envlist.Get(environ, envDriverReady))
 	if err != nil || fd < 3 {
 		return nil
 	}

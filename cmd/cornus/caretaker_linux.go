@@ -13,6 +13,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/caretaker"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // newCaretakerCmd is the companion's entry point (hidden: the server and
@@ -29,14 +30,14 @@ func newCaretakerCmd(s streams) *cobra.Command {
 				}
 				return caretaker.Ready()
 			}
-			cfg, err := caretaker.Parse(envValue(s.Environ, caretaker.EnvConfig))
+			cfg, err := caretaker.Parse(envlist.Get(s.Environ, caretaker.EnvConfig))
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
 			log := slog.New(slog.NewJSONHandler(s.Err, nil))
-			return caretaker.Run(ctx, cfg, envValue(s.Environ, caretaker.EnvToken), log)
+			return caretaker.Run(ctx, cfg, envlist.Get(s.Environ, caretaker.EnvToken), log)
 		},
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends/kubernetes"
 	"github.com/cornus-dev/cornus/engine"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -48,8 +49,8 @@ func newConvertCmd(f *composeFlags, s streams) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&o.format, "format", "k8s", "Output format: k8s")
 	fl.StringVarP(&o.namespace, "namespace", "n", "", "Namespace to put in every object (default: none, kubectl -n decides)")
-	fl.StringVar(&o.publish, "publish", envValue(s.Environ, kubernetes.EnvPublish), "Published ports: hostport, nodeport or loadbalancer (default $"+kubernetes.EnvPublish+", else hostport)")
-	fl.StringVar(&o.storageClass, "storage-class", envValue(s.Environ, kubernetes.EnvStorageClass), "StorageClass of the volume claims (default: the cluster's default)")
+	fl.StringVar(&o.publish, "publish", envlist.Get(s.Environ, kubernetes.EnvPublish), "Published ports: hostport, nodeport or loadbalancer (default $"+kubernetes.EnvPublish+", else hostport)")
+	fl.StringVar(&o.storageClass, "storage-class", envlist.Get(s.Environ, kubernetes.EnvStorageClass), "StorageClass of the volume claims (default: the cluster's default)")
 	return cmd
 }
 

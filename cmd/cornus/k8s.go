@@ -9,6 +9,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends/kubernetes"
 	"github.com/cornus-dev/cornus/charts"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // newK8sCmd groups what is specific to the kubernetes backend.
@@ -27,7 +28,7 @@ func newK8sRBACCmd(s streams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if namespace == "" {
-				namespace = envValue(s.Environ, kubernetes.EnvNamespace)
+				namespace = envlist.Get(s.Environ, kubernetes.EnvNamespace)
 			}
 			docs, err := charts.Render(charts.Cornus(), charts.Options{Namespace: namespace, ShowOnly: []string{"templates/rbac.yaml"}})
 			if err != nil {

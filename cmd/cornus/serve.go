@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cornus-dev/cornus/clientdeploy"
+	"github.com/cornus-dev/cornus/internal/envlist"
 )
 
 // stamp renders a time for a listing ("-" when unknown).
@@ -46,7 +47,7 @@ func newProjectCmd(s streams) *cobra.Command {
 			return nil
 		},
 	}
-	adopt.Flags().StringVar(&url, "server", envValue(s.Environ, "CORNUS_SERVER"), "The server's URL")
+	adopt.Flags().StringVar(&url, "server", envlist.Get(s.Environ, "CORNUS_SERVER"), "The server's URL")
 	adopt.Flags().StringVar(&tenant, "tenant", "", "The tenant to give it to (default: the operator token's own)")
 	cmd.AddCommand(adopt)
 	return cmd

@@ -13,12 +13,13 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/fromenv"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/server"
 )
 
 // dataDir is CORNUS_DATA_DIR, else /var/lib/cornus.
 func dataDir(environ []string) string {
-	if d := envValue(environ, "CORNUS_DATA_DIR"); d != "" {
+	if d := envlist.Get(environ, "CORNUS_DATA_DIR"); d != "" {
 		return d
 	}
 	return "/var/lib/cornus"
@@ -40,13 +41,13 @@ func newServeCmd(s streams) *cobra.Command {
 			ctx := cmd.Context()
 			cfg.Environ, cfg.DataDir = s.Environ, dataDir(s.Environ)
 			if cfg.AdvertiseURL == "" {
-				cfg.AdvertiseURL = envValue(s.Environ, server.EnvAdvertiseURL)
+				cfg.AdvertiseURL = envlist.Get(s.Environ, server.EnvAdvertiseURL)
 			}
 			if cfg.RegistryHost == "" {
-				cfg.RegistryHost = envValue(s.Environ, server.EnvRegistryHost)
+				cfg.RegistryHost = envlist.Get(s.Environ, server.EnvRegistryHost)
 			}
 			if caFile == "" {
-				caFile = envValue(s.Environ, server.EnvAdvertiseCA)
+				caFile = envlist.Get(s.Environ, server.EnvAdvertiseCA)
 			}
 			if caFile != "" {
 				ca, err := os.ReadFile(caFile)

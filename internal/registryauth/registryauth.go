@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -82,10 +83,10 @@ func Lookup(ctx context.Context, environ []string, host string) (spec.RegistryAu
 
 // configPath is DOCKER_CONFIG/config.json, else HOME/.docker/config.json.
 func configPath(environ []string) string {
-	if d := getenv(environ, "DOCKER_CONFIG"); d != "" {
+	if d := envlist.Get(environ, "DOCKER_CONFIG"); d != "" {
 		return filepath.Join(d, "config.json")
 	}
-	home := getenv(environ, "HOME")
+	home := envlist.Get(environ, "HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
@@ -153,7 +154,7 @@ func lookPath(environ []string, name string) (string, error) {
 	if runtime.GOOS == "windows" {
 		names, runs = []string{name + ".exe", name + ".cmd", name + ".bat"}, func(fs.FileMode) bool { return true }
 	}
-	for _, dir := range filepath.SplitList(getenv(environ, "PATH")) {
+	for _, dir := range filepath.SplitList(envlist.Get(environ, "PATH")) {
 		for _, n := range names {
 			p := filepath.Join(dir, n)
 			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && runs(st.Mode()) {
@@ -162,18 +163,6 @@ func lookPath(environ []string, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s is not on PATH: install the credential helper config.json names, or remove it there", name)
-}
-
-// getenv is key's last value in environ; on Windows names match in any
-// case (its PATH is spelled Path).
-func getenv(environ []string, key string) string {
-	for i := len(environ) - 1; i >= 0; i-- {
-		k, v, _ := strings.Cut(environ[i], "=")
-		if k == key || runtime.GOOS == "windows" && strings.EqualFold(k, key) {
-			return v
-		}
-	}
-	return ""
 }
 
 // Helper asks docker-credential-NAME for host's login, as a credential

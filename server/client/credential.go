@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/internal/boundedfile"
+	"github.com/cornus-dev/cornus/internal/envlist"
 	"github.com/cornus-dev/cornus/internal/registryauth"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
@@ -67,7 +68,7 @@ func Mint(ctx context.Context, src spec.CredentialSource, environ []string) (api
 	case src.File != "":
 		value, err = boundedfile.Read(src.File, api.MaxCredential)
 	case src.Env != "":
-		v, ok := lookupEnv(environ, src.Env)
+		v, ok := envlist.Lookup(environ, src.Env)
 		if !ok {
 			return api.CredentialValue{}, fmt.Errorf("%w: the source variable %s is not set on this client", errdefs.ErrNotFound, src.Env)
 		}
@@ -146,15 +147,6 @@ func ReadCredential(r io.Reader) (api.CredentialValue, error) {
 		return v, fmt.Errorf("reading the credential: %w", err)
 	}
 	return v, nil
-}
-
-func lookupEnv(environ []string, key string) (string, bool) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // limitWriter keeps the first n bytes written and discards the rest,
