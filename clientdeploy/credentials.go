@@ -3,7 +3,6 @@ package clientdeploy
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/containerd/errdefs"
@@ -44,16 +43,10 @@ func credentialsOf(p spec.Project) credentialSources {
 // refuseLocalCredentials: credentials are delivered by remote mode's
 // caretaker companions, which a deployment on this machine has none of.
 func refuseLocalCredentials(p spec.Project) error {
-	var with []string
-	for name, a := range p.Services {
-		if len(a.Credentials) > 0 {
-			with = append(with, name)
-		}
-	}
+	with := p.ServicesWithCredentials()
 	if len(with) == 0 {
 		return nil
 	}
-	slices.Sort(with)
 	return fmt.Errorf("services %s ask for credentials, which a cornus server's caretaker companions deliver in its remote mode: deploy with --server (or CORNUS_SERVER), or drop them: %w",
 		strings.Join(with, ", "), errdefs.ErrFailedPrecondition)
 }

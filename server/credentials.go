@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -122,16 +121,10 @@ func (s *Server) recordRelayed(p spec.Project) error {
 // mint or deliver: they are minted by its client, over its session, and
 // delivered by the caretaker companions of remote mode.
 func (s *Server) checkCredentials(p spec.Project, sess *session) error {
-	var with []string
-	for name, a := range p.Services {
-		if len(a.Credentials) > 0 {
-			with = append(with, name)
-		}
-	}
+	with := p.ServicesWithCredentials()
 	if len(with) == 0 {
 		return nil
 	}
-	sort.Strings(with)
 	names := strings.Join(with, ", ")
 	if !s.remote {
 		hint := "this server's backend has no remote mode"

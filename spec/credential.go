@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -61,6 +62,19 @@ func (s CredentialSource) InDir(dir string) CredentialSource {
 		s.Command = append([]string{abs(s.Command[0])}, s.Command[1:]...)
 	}
 	return s
+}
+
+// ServicesWithCredentials are the names of p's services that declare
+// credentials, sorted.
+func (p Project) ServicesWithCredentials() []string {
+	var with []string
+	for name, a := range p.Services {
+		if len(a.Credentials) > 0 {
+			with = append(with, name)
+		}
+	}
+	slices.Sort(with)
+	return with
 }
 
 // Credential deliveries.
