@@ -58,6 +58,14 @@ func (c *Client) endpoint(path string, q url.Values) string {
 	return u.String()
 }
 
+// bearer is the header that authenticates with the client's token.
+func (c *Client) bearer() http.Header { return http.Header{"Authorization": {"Bearer " + c.token}} }
+
+// unreachable is err, a failure to reach the server, as callers see it.
+func (c *Client) unreachable(err error) error {
+	return fmt.Errorf("server %s unreachable: %w", c.base, errors.Join(err, errdefs.ErrUnavailable))
+}
+
 // do sends a request and returns the response of a 2xx answer; any other
 // answer becomes the error it carries.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body io.Reader, hdr http.Header) (*http.Response, error) {
@@ -68,13 +76,13 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Authorization", c.bearer().Get("Authorization"))
 	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("server %s unreachable: %w", c.base, errors.Join(err, errdefs.ErrUnavailable))
+		return nil, c.unreachable(err)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/coder/websocket"
-	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/engine"
@@ -20,13 +20,10 @@ import (
 )
 
 // dialWS opens a WebSocket to path with the token.
-func (c *Client) dialWS(ctx context.Context, path, rawQuery string) (*websocket.Conn, *http.Response, error) {
-	u := *c.base
-	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
-	u.Path += path
-	u.RawQuery = rawQuery
-	conn, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{
-		HTTPClient: c.http, HTTPHeader: http.Header{"Authorization": {"Bearer " + c.token}}, CompressionMode: websocket.CompressionDisabled,
+func (c *Client) dialWS(ctx context.Context, path string) (*websocket.Conn, *http.Response, error) {
+	u := strings.Replace(c.endpoint(path, nil), "http", "ws", 1) // http(s)://… → ws(s)://…
+	conn, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
+		HTTPClient: c.http, HTTPHeader: c.bearer(), CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
 		if resp != nil && resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusSwitchingProtocols {
@@ -35,7 +32,7 @@ func (c *Client) dialWS(ctx context.Context, path, rawQuery string) (*websocket.
 			}
 			return nil, nil, fmt.Errorf("server %s answered %s", c.base, resp.Status)
 		}
-		return nil, nil, fmt.Errorf("server %s unreachable: %w", c.base, errors.Join(err, errdefs.ErrUnavailable))
+		return nil, nil, c.unreachable(err)
 	}
 	return conn, resp, nil
 }
@@ -43,14 +40,11 @@ func (c *Client) dialWS(ctx context.Context, path, rawQuery string) (*websocket.
 // dialMux opens the upgraded connection of a session or relay to path
 // with the token (muxconn: without WebSocket frames where the server
 // agrees).
-func (c *Client) dialMux(ctx context.Context, path, rawQuery string) (*muxconn.Conn, *http.Response, error) {
-	u := *c.base
-	u.Path += path
-	u.RawQuery = rawQuery
-	conn, resp, err := muxconn.Dial(ctx, c.http, u.String(), http.Header{"Authorization": {"Bearer " + c.token}})
+func (c *Client) dialMux(ctx context.Context, path string, q url.Values) (*muxconn.Conn, *http.Response, error) {
+	conn, resp, err := muxconn.Dial(ctx, c.http, c.endpoint(path, q), c.bearer())
 	switch {
 	case err != nil:
-		return nil, nil, fmt.Errorf("server %s unreachable: %w", c.base, errors.Join(err, errdefs.ErrUnavailable))
+		return nil, nil, c.unreachable(err)
 	case conn == nil:
 		defer resp.Body.Close()
 		return nil, nil, readError(resp)
@@ -85,7 +79,7 @@ type stdio struct {
 // by start, and returns the server's last Control (its error as an
 // error).
 func (p *Projects) stdio(ctx context.Context, path string, start any, s stdio) (api.Control, error) {
-	c, _, err := p.dialWS(ctx, path, "")
+	c, _, err := p.dialWS(ctx, path)
 	if err != nil {
 		return api.Control{}, err
 	}

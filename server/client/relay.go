@@ -41,7 +41,7 @@ func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions
 		q.Set("service", o.Service)
 		q.Set("replica", strconv.Itoa(o.Replica))
 	}
-	conn, _, err := c.dialMux(ctx, api.Version+"/relay/"+url.PathEscape(project), q.Encode())
+	conn, _, err := c.dialMux(ctx, api.Version+"/relay/"+url.PathEscape(project), q)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func (c *Client) ResumeSession(ctx context.Context, project, id string) (*Sessio
 }
 
 func (c *Client) openSession(ctx context.Context, project string, q url.Values) (*Session, error) {
-	conn, resp, err := c.dialMux(ctx, projectPath(project, "session"), q.Encode())
+	conn, resp, err := c.dialMux(ctx, projectPath(project, "session"), q)
 	if err != nil {
 		return nil, err
 	}
