@@ -20,21 +20,17 @@ func newBuildCmd(f *composeFlags, s streams) *cobra.Command {
 			"(dockerd's or podman's builder, else a buildkitd cornus runs). Privileged builds and the host's network need CORNUS_ALLOW_PRIVILEGED=1.",
 		RunE: func(cmd *cobra.Command, services []string) error {
 			ctx := cmd.Context()
-			r, err := f.load(ctx, s)
+			r, se, err := f.loadAndOpen(ctx, s, f.progressMode(quiet))
 			if err != nil {
 				return err
 			}
+			defer se.Close()
 			if withDeps && len(services) > 0 {
 				if services, err = engine.Selected(r.Project, services, false); err != nil {
 					return err
 				}
 			}
 			o.Args = buildArgs(args, s.Environ)
-			se, err := openSession(ctx, s, f.server, r.Dir, f.progressMode(quiet))
-			if err != nil {
-				return err
-			}
-			defer se.Close()
 			_, err = se.Build(ctx, r.Project, services, o)
 			return composeFieldNames(err)
 		},

@@ -72,6 +72,17 @@ func (f *composeFlags) openProject(ctx context.Context, s streams, nameOnly bool
 	return t, se, nil
 }
 
+// loadAndOpen loads the project and opens a backend session for it (the
+// verbs that act on its images: build, pull, push).
+func (f *composeFlags) loadAndOpen(ctx context.Context, s streams, progressMode string) (load.Result, *clientdeploy.Session, error) {
+	r, err := f.load(ctx, s)
+	if err != nil {
+		return r, nil, err
+	}
+	se, err := openSession(ctx, s, f.server, r.Dir, progressMode)
+	return r, se, err
+}
+
 // progressMode is --progress, or quiet for a verb's -q.
 func (f *composeFlags) progressMode(quiet bool) string {
 	if quiet {

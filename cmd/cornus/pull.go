@@ -26,11 +26,7 @@ func newPullCmd(f *composeFlags, s streams) *cobra.Command {
 				return fmt.Errorf("--policy %q: want missing or always", policy)
 			}
 			ctx := cmd.Context()
-			r, err := f.load(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, f.server, r.Dir, f.progressMode(quiet))
+			r, se, err := f.loadAndOpen(ctx, s, f.progressMode(quiet))
 			if err != nil {
 				return err
 			}

@@ -21,11 +21,7 @@ func newPushCmd(f *composeFlags, s streams) *cobra.Command {
 			"with the logins sent along for that push alone.",
 		RunE: func(cmd *cobra.Command, services []string) error {
 			ctx := cmd.Context()
-			r, err := f.load(ctx, s)
-			if err != nil {
-				return err
-			}
-			se, err := openSession(ctx, s, f.server, r.Dir, f.progressMode(quiet))
+			r, se, err := f.loadAndOpen(ctx, s, f.progressMode(quiet))
 			if err != nil {
 				return err
 			}
