@@ -15,6 +15,8 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/opencontainers/go-digest"
+
+	"github.com/cornus-dev/cornus/internal/headwriter"
 )
 
 // Import puts the images of an image archive into a store, as a push of
@@ -134,7 +136,7 @@ func scanArchive(f io.ReadSeeker) (*archive, error) {
 	err := eachEntry(f, func(name string, h *tar.Header, r io.Reader) error {
 		sum := sha256.New()
 		var head bytes.Buffer
-		w := io.MultiWriter(sum, &limitedBuffer{&head, 8})
+		w := io.MultiWriter(sum, &headwriter.Writer{W: &head, N: 8})
 		var keep *bytes.Buffer
 		if h.Size <= smallFile && kept+int(h.Size) <= smallTotal {
 			keep = &bytes.Buffer{}
@@ -175,19 +177,6 @@ func eachEntry(f io.ReadSeeker, fn func(name string, h *tar.Header, r io.Reader)
 			return fmt.Errorf("%s: %w", h.Name, err)
 		}
 	}
-}
-
-// limitedBuffer keeps the first n bytes written to it.
-type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
 }
 
 // archiveImage is one image to store: its blobs (by the archive entry

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/internal/rootfs"
+	"github.com/cornus-dev/cornus/internal/headwriter"
 )
 
 // Copies run cornus's helper inside the container (docker cp): it reads
@@ -69,7 +70,7 @@ func (b *Backend) copyHelper(ctx context.Context, id string, req helperRequest, 
 	if stdin == nil {
 		stdin = strings.NewReader("")
 	}
-	code, err := b.runHelper(ctx, in, req, streams{stdin: stdin, stdout: stdout, stderr: &limitedBuffer{b: &stderr, n: 64 << 10}})
+	code, err := b.runHelper(ctx, in, req, streams{stdin: stdin, stdout: stdout, stderr: &headwriter.Writer{W: &stderr, N: 64 << 10}})
 	if err != nil {
 		return err
 	}
@@ -85,17 +86,4 @@ func (b *Backend) copyHelper(ctx context.Context, id string, req helperRequest, 
 		return fmt.Errorf("%s: %w", msg, errdefs.ErrPermissionDenied)
 	}
 	return fmt.Errorf("%s (helper exit %d): %w", msg, code, errdefs.ErrUnknown)
-}
-
-// limitedBuffer keeps the first n bytes written to it.
-type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

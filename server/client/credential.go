@@ -15,6 +15,7 @@ import (
 
 	"github.com/cornus-dev/cornus/internal/boundedfile"
 	"github.com/cornus-dev/cornus/internal/envlist"
+	"github.com/cornus-dev/cornus/internal/headwriter"
 	"github.com/cornus-dev/cornus/internal/registryauth"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
@@ -97,8 +98,8 @@ func runSource(ctx context.Context, argv []string) ([]byte, error) {
 	var out bytes.Buffer
 	var stderr strings.Builder
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Stdout = &limitWriter{w: &out, n: api.MaxCredential + 1}
-	cmd.Stderr = &limitWriter{w: &stderr, n: 512}
+	cmd.Stdout = &headwriter.Writer{W: &out, N: api.MaxCredential + 1}
+	cmd.Stderr = &headwriter.Writer{W: &stderr, N: 512}
 	cmd.WaitDelay = 2 * time.Second // a child holding stdout past the timeout
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
@@ -147,22 +148,4 @@ func ReadCredential(r io.Reader) (api.CredentialValue, error) {
 		return v, fmt.Errorf("reading the credential: %w", err)
 	}
 	return v, nil
-}
-
-// limitWriter keeps the first n bytes written and discards the rest,
-// reporting them written (the command must not block on a full pipe).
-type limitWriter struct {
-	w io.Writer
-	n int
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	keep := min(len(p), l.n)
-	if keep > 0 {
-		if _, err := l.w.Write(p[:keep]); err != nil {
-			return 0, err
-		}
-		l.n -= keep
-	}
-	return len(p), nil
 }
