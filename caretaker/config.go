@@ -59,8 +59,9 @@ type Config struct {
 	// Credentials are the credential role's (credential.go);
 	// CredentialToken is what the app's AWS SDK must send to the AWS
 	// endpoint (its AWS_CONTAINER_AUTHORIZATION_TOKEN).
-	Credentials     []Credential `json:"credentials,omitempty"`
-	CredentialToken string       `json:"credentialToken,omitempty"`
+	// (A credential's source is the client's: never in JSON.)
+	Credentials     []spec.Credential `json:"credentials,omitempty"`
+	CredentialToken string            `json:"credentialToken,omitempty"`
 	// MountCredentials: the companion mounts the file credentials' tmpfs
 	// itself (a volume it shares with the app); else their directory is
 	// in memory already (a sidecar's emptyDir).
@@ -107,10 +108,8 @@ func Parse(raw string) (Config, error) {
 	if (len(c.Mounts) > 0 || c.Remote || len(c.Credentials) > 0) && c.Server == "" {
 		return c, fmt.Errorf("%s: the mount, portforward, agent and credential roles need the server to dial back to", EnvConfig)
 	}
-	for i, cr := range c.Credentials {
-		if !spec.ValidCredentialName(cr.Name) || (cr.Deliver != "" && cr.Deliver != spec.DeliverFile && cr.Deliver != spec.DeliverAWS) {
-			return c, fmt.Errorf("%s: credentials[%d]: %q delivered %q", EnvConfig, i, cr.Name, cr.Deliver)
-		}
+	if err := spec.ValidateCredentials("credentials", c.Credentials); err != nil {
+		return c, fmt.Errorf("%s: %w", EnvConfig, err)
 	}
 	if c.Egress != nil {
 		if err := c.Egress.Validate("egress"); err != nil {

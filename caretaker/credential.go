@@ -27,12 +27,6 @@ import (
 // container-credentials endpoint. Nothing is written to a disk: the files
 // live in memory, the endpoint's answers in the process.
 
-// Credential is one credential of the role.
-type Credential struct {
-	Name    string `json:"name"`
-	Deliver string `json:"deliver,omitempty"`
-}
-
 // CredentialPort is the AWS container-credentials endpoint's port on the
 // replica's loopback.
 const CredentialPort = 15002
@@ -298,14 +292,6 @@ func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *se
 	if relay == nil {
 		return nil, fmt.Errorf("caretaker: credentials need the server's relay (remote mode)")
 	}
-	if len(c.CredentialToken) < 32 {
-		for _, cr := range c.Credentials {
-			if cr.Deliver == spec.DeliverAWS {
-				return nil, fmt.Errorf("caretaker: the AWS endpoint needs its authorization token (%d bytes)", len(c.CredentialToken))
-			}
-		}
-	}
-	r := &credentialRole{ctx: ctx, relay: relay, service: c.Service, log: log, cache: map[string]fetched{}}
 	var files, aws []string
 	for _, cr := range c.Credentials {
 		if cr.Deliver == spec.DeliverAWS {
@@ -314,6 +300,10 @@ func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *se
 			files = append(files, cr.Name)
 		}
 	}
+	if len(aws) > 0 && len(c.CredentialToken) < 32 {
+		return nil, fmt.Errorf("caretaker: the AWS endpoint needs its authorization token (%d bytes)", len(c.CredentialToken))
+	}
+	r := &credentialRole{ctx: ctx, relay: relay, service: c.Service, log: log, cache: map[string]fetched{}}
 	undo := func() {}
 	if len(files) > 0 {
 		u, err := r.startFiles(ctx, files, c.MountCredentials)

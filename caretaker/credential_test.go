@@ -27,7 +27,7 @@ func TestCredentialAttachment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Credentials) != 2 || c.Credentials[0] != (Credential{Name: "tok"}) || c.Credentials[1] != (Credential{Name: "aws", Deliver: spec.DeliverAWS}) {
+	if len(c.Credentials) != 2 || c.Credentials[0] != (spec.Credential{Name: "tok"}) || c.Credentials[1] != (spec.Credential{Name: "aws", Deliver: spec.DeliverAWS}) {
 		t.Errorf("the companion's credentials: %+v", c.Credentials)
 	}
 	if len(c.CredentialToken) < 32 || att.AppEnv[EnvAWSAuthorizationTok] != c.CredentialToken {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"path"
+	"slices"
 	"strconv"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -26,7 +27,7 @@ const (
 func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, sidecar bool) {
 	files := false
 	for _, c := range a.Credentials {
-		cfg.Credentials = append(cfg.Credentials, Credential{Name: c.Name, Deliver: c.Deliver})
+		cfg.Credentials = append(cfg.Credentials, spec.Credential{Name: c.Name, Deliver: c.Deliver})
 		if c.Deliver == spec.DeliverAWS {
 			tok := make([]byte, 24)
 			_, _ = rand.Read(tok)
@@ -60,10 +61,8 @@ func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoi
 // path of the shared volume only. Where AppArmor confines containers, its
 // default profile forbids mount(2) even with the capability.
 func mountPrivileges(att *engine.Attachment) {
-	for _, c := range att.Companion.CapAdd {
-		if c == "SYS_ADMIN" {
-			return
-		}
+	if slices.Contains(att.Companion.CapAdd, "SYS_ADMIN") {
+		return
 	}
 	att.Companion.CapAdd = append(att.Companion.CapAdd, "SYS_ADMIN")
 	att.Companion.SecurityOpt = append(att.Companion.SecurityOpt, "apparmor=unconfined")
