@@ -10,7 +10,6 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/caretaker"
-	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 )
 
@@ -106,11 +105,5 @@ func (s *Server) relayAgent(project string, a api.AgentOpen, st net.Conn) {
 		return
 	}
 	conn, err := openStream(r.sess.mux, api.StreamHeader{Op: api.OpAgent, Agent: &a})
-	if err != nil {
-		replyDial(st, err)
-		return
-	}
-	defer conn.Close()
-	replyDial(st, nil)
-	streamcopy.Pipe(st, conn)
+	bridge(st, conn, err)
 }

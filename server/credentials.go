@@ -13,7 +13,6 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/internal/boundedfile"
-	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -100,8 +99,7 @@ func (g *credentialGrants) allowed(project, service, name string) bool {
 func (g *credentialGrants) forget(project string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.by, project)
-	_ = os.Remove(g.path(project))
+	_ = g.write(project, nil)
 }
 
 func (g *credentialGrants) path(project string) string {
@@ -115,6 +113,13 @@ func (s *Server) recordRelayed(p spec.Project) error {
 		return err
 	}
 	return s.credentials.set(p)
+}
+
+// forgetRelayed forgets what a removed deployment's caretakers could
+// relay.
+func (s *Server) forgetRelayed(project string) {
+	s.policies.forget(project)
+	s.credentials.forget(project)
 }
 
 // checkCredentials refuses a deployment whose credentials nothing could
@@ -145,11 +150,5 @@ func (s *Server) relayCredential(project string, o api.CredentialOpen, st net.Co
 		return
 	}
 	conn, err := s.sessions.openToClient(project, api.StreamHeader{Op: api.OpCredential, Credential: &o})
-	if err != nil {
-		replyDial(st, err)
-		return
-	}
-	defer conn.Close()
-	replyDial(st, nil)
-	streamcopy.Pipe(st, conn)
+	bridge(st, conn, err)
 }

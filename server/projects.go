@@ -223,8 +223,7 @@ func (s *Server) down(w http.ResponseWriter, r *http.Request, id identity) {
 	err = s.e.Down(ctx, project, engine.DownOptions{Spec: sp, Volumes: req.Volumes, RemoveOrphans: req.RemoveOrphans, Timeout: req.Timeout})
 	if err == nil {
 		s.tokens.forgetCaretaker(project)
-		s.policies.forget(project)
-		s.credentials.forget(project)
+		s.forgetRelayed(project)
 		s.sessions.release(project)
 		var left bool
 		if left, err = present(ctx, s.b, project); err == nil {

@@ -222,13 +222,19 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 	default:
 		err = fmt.Errorf("%w: egress to %s: denied (%s)", errdefs.ErrPermissionDenied, d, by)
 	}
+	bridge(st, conn, err)
+}
+
+// bridge answers a relayed stream st with how opening its far end went
+// and, once open, carries the bytes both ways until both are done.
+func bridge(st, far net.Conn, err error) {
 	if err != nil {
 		replyDial(st, err)
 		return
 	}
-	defer conn.Close()
+	defer far.Close()
 	replyDial(st, nil)
-	streamcopy.Pipe(st, conn)
+	streamcopy.Pipe(st, far)
 }
 
 // dialGateway connects to d for the gateway route: the addresses its name

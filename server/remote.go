@@ -12,7 +12,6 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/caretaker"
-	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -166,11 +165,5 @@ func (s *Server) relayMount(project string, m api.MountOpen, st net.Conn) {
 		return
 	}
 	conn, err := openStream(sess.mux, api.StreamHeader{Op: api.OpMount, Mount: &m})
-	if err != nil {
-		replyDial(st, err)
-		return
-	}
-	defer conn.Close()
-	replyDial(st, nil)
-	streamcopy.Pipe(st, conn)
+	bridge(st, conn, err)
 }

@@ -89,8 +89,7 @@ func (ss *sessions) expire(id string) {
 		return
 	}
 	ss.srv.tokens.forgetCaretaker(project)
-	ss.srv.policies.forget(project)
-	ss.srv.credentials.forget(project)
+	ss.srv.forgetRelayed(project)
 }
 
 // claim takes the orphan id for tenant's new session s of project: s

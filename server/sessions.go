@@ -304,8 +304,7 @@ func (ss *sessions) end(s *session) {
 		return
 	}
 	ss.srv.tokens.forgetCaretaker(s.project)
-	ss.srv.policies.forget(s.project)
-	ss.srv.credentials.forget(s.project)
+	ss.srv.forgetRelayed(s.project)
 }
 
 // forRequest is the session a request names (HeaderSession), which must
