@@ -56,14 +56,7 @@ func serveCredentials(sess *client.Session, srcs credentialSources, environ []st
 	if sess == nil || len(srcs) == 0 {
 		return
 	}
-	byService := map[string]map[string]spec.Credential{}
-	for svc, names := range srcs {
-		byService[svc] = map[string]spec.Credential{}
-		for name, src := range names {
-			byService[svc][name] = spec.Credential{Name: name, Source: &src}
-		}
-	}
-	sess.Handle(api.OpCredential, client.CredentialHandler(byService, environ))
+	sess.Handle(api.OpCredential, client.CredentialHandler(srcs, environ))
 }
 
 // credentialsEnv is srcs for the session agent's environment.

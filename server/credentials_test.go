@@ -41,11 +41,11 @@ func TestCredentialRelay(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { sess.Close() })
-		creds := map[string]map[string]spec.Credential{}
+		creds := map[string]map[string]spec.CredentialSource{}
 		for svc, names := range declared {
-			creds[svc] = map[string]spec.Credential{}
+			creds[svc] = map[string]spec.CredentialSource{}
 			for _, n := range names {
-				creds[svc][n] = spec.Credential{Name: n, Source: &spec.CredentialSource{Env: "CRED"}}
+				creds[svc][n] = spec.CredentialSource{Env: "CRED"}
 			}
 		}
 		h := client.CredentialHandler(creds, []string{"CRED=" + secret})

@@ -47,19 +47,13 @@ type CredentialSource struct {
 	Registry string `yaml:"registry,omitempty" json:"registry,omitempty"`
 }
 
-// InDir is s with its relative paths made absolute against dir: a file,
-// and a command named by a path ("./mint-token", not "aws", which is
-// looked up on PATH).
+// InDir is s with its relative paths made absolute against dir as a
+// spec's other paths are (resolvePath): a file, and a command named by a
+// path ("./mint-token", not "aws", which is looked up on PATH).
 func (s CredentialSource) InDir(dir string) CredentialSource {
-	abs := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
-	s.File = abs(s.File)
+	s.File = resolvePath(dir, s.File)
 	if len(s.Command) > 0 && strings.ContainsRune(s.Command[0], filepath.Separator) {
-		s.Command = append([]string{abs(s.Command[0])}, s.Command[1:]...)
+		s.Command = append([]string{resolvePath(dir, s.Command[0])}, s.Command[1:]...)
 	}
 	return s
 }

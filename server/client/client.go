@@ -58,7 +58,8 @@ func (c *Client) endpoint(path string, q url.Values) string {
 	return u.String()
 }
 
-// bearer is the header that authenticates with the client's token.
+// bearer is the header of an upgrade's dial that authenticates with the
+// client's token (do sets it on its request).
 func (c *Client) bearer() http.Header { return http.Header{"Authorization": {"Bearer " + c.token}} }
 
 // unreachable is err, a failure to reach the server, as callers see it.
@@ -76,7 +77,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	req.Header.Set("Authorization", c.bearer().Get("Authorization"))
+	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -26,10 +26,10 @@ import (
 const mintTimeout = 15 * time.Second
 
 // CredentialHandler answers the server's credential streams from this
-// client's copy of the deployment's credentials (service → name →
-// credential, sources included): only what the client itself declared is
-// minted, whatever the server asks.
-func CredentialHandler(creds map[string]map[string]spec.Credential, environ []string) Handler {
+// client's copy of the deployment's credential sources (service → name →
+// source): only what the client itself declared is minted, whatever the
+// server asks.
+func CredentialHandler(sources map[string]map[string]spec.CredentialSource, environ []string) Handler {
 	return func(h api.StreamHeader, st net.Conn) {
 		defer st.Close()
 		o := h.Credential
@@ -37,14 +37,14 @@ func CredentialHandler(creds map[string]map[string]spec.Credential, environ []st
 			Reply(st, fmt.Errorf("%w: a credential stream names no credential", errdefs.ErrInvalidArgument))
 			return
 		}
-		c, ok := creds[o.Service][o.Name]
-		if !ok || c.Source == nil {
+		src, ok := sources[o.Service][o.Name]
+		if !ok {
 			Reply(st, fmt.Errorf("%w: credential %q of service %s: this client's project declares no such credential with a source", errdefs.ErrPermissionDenied, o.Name, o.Service))
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), mintTimeout)
 		defer cancel()
-		v, err := Mint(ctx, *c.Source, environ)
+		v, err := Mint(ctx, src, environ)
 		if err != nil {
 			Reply(st, fmt.Errorf("credential %q of service %s: %w", o.Name, o.Service, err))
 			return

@@ -83,9 +83,10 @@ esac
 	}
 }
 
-// The handler mints only what its own copy declares with a source.
+// The handler mints only what its own copy declares with a source (one
+// declared without, "nosrc", has none to mint from).
 func TestCredentialHandlerRefuses(t *testing.T) {
-	h := CredentialHandler(map[string]map[string]spec.Credential{"app": {"tok": {Name: "tok", Source: &spec.CredentialSource{Env: "TOK"}}, "nosrc": {Name: "nosrc"}}}, []string{"TOK=v"})
+	h := CredentialHandler(map[string]map[string]spec.CredentialSource{"app": {"tok": {Env: "TOK"}}}, []string{"TOK=v"})
 	for _, o := range []*api.CredentialOpen{nil, {Service: "app", Name: "other"}, {Service: "db", Name: "tok"}, {Service: "app", Name: "nosrc"}} {
 		a, b := net.Pipe()
 		go h(api.StreamHeader{Op: api.OpCredential, Credential: o}, b)
