@@ -67,6 +67,9 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if len(a.Credentials) > 0 && !remote {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s.credentials: the client mints them and a caretaker delivers them: they need a cornus server in remote mode with an advertised URL: %w", a.Name, errdefs.ErrFailedPrecondition)
 	}
+	if a.Docker && !remote {
+		return engine.Attachment{}, false, fmt.Errorf("services.%s.docker: a caretaker serves the docker endpoint through a cornus server: it needs the server's remote mode with an advertised URL: %w", a.Name, errdefs.ErrFailedPrecondition)
+	}
 	needEgress := NeedsCompanion(a)
 	if _, gap := c.Backend.Capabilities().Gap("egress"); gap {
 		needEgress = false // a declared gap, warned: the app runs without
@@ -77,7 +80,7 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 			return engine.Attachment{}, false, err
 		}
 	}
-	if c.MountsOnly && len(mounts) == 0 && len(a.Credentials) == 0 {
+	if c.MountsOnly && len(mounts) == 0 && len(a.Credentials) == 0 && !a.Docker {
 		remote = false // nothing for its companion to do
 	}
 	if !needEgress && !remote {
@@ -180,6 +183,7 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 		att.Companion.Tmpfs = []spec.Tmpfs{{Target: "/tmp", Size: 1 << 20}}
 	}
 	attachCredentials(a, &att, cfg, v.Mountpoint, false)
+	attachDocker(a, &att, cfg, v.Mountpoint, false)
 	return att, nil
 }
 
@@ -217,6 +221,7 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 		att.Companion.ReadOnly = false
 	}
 	attachCredentials(a, &att, cfg, "", true)
+	attachDocker(a, &att, cfg, "", true)
 	return att, nil
 }
 

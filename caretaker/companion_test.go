@@ -185,6 +185,7 @@ func TestMountsOnlyRemote(t *testing.T) {
 		{spec.App{Name: "web"}, false},
 		{withMounts(spec.App{Name: "web"}), true},
 		{spec.App{Name: "web", Credentials: []spec.Credential{{Name: "tok"}}}, true},
+		{spec.App{Name: "web", Docker: true}, true},
 		{spec.App{Name: "web", Egress: &spec.Egress{Mode: spec.EgressProxy, Default: "cluster"}}, true},
 	} {
 		att, ok, err := c.Attach(ctx, spec.Project{Name: "p"}, tc.app, 1)

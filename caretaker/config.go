@@ -66,6 +66,8 @@ type Config struct {
 	// itself (a volume it shares with the app); else their directory is
 	// in memory already (a sidecar's emptyDir).
 	MountCredentials bool `json:"mountCredentials,omitempty"`
+	// Docker serves the docker role's socket (docker.go).
+	Docker bool `json:"docker,omitempty"`
 }
 
 // Mount is one client-local mount of the mount role.

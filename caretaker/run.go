@@ -73,6 +73,13 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 		}
 		defer undo()
 	}
+	if c.Docker {
+		undo, err := runDocker(ctx, &wg, c, relay, log)
+		if err != nil {
+			return err
+		}
+		defer undo()
+	}
 	if c.Egress != nil {
 		var opener outbound.Opener
 		if relay != nil {

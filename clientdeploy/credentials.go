@@ -40,15 +40,20 @@ func credentialsOf(p spec.Project) credentialSources {
 	return out
 }
 
-// refuseLocalCredentials: credentials are delivered by remote mode's
-// caretaker companions, which a deployment on this machine has none of.
-func refuseLocalCredentials(p spec.Project) error {
-	with := p.ServicesWithCredentials()
-	if len(with) == 0 {
-		return nil
+// refuseLocalRoles: credentials and the docker endpoint are served by
+// remote mode's caretaker companions, which a deployment on this machine
+// has none of.
+func refuseLocalRoles(p spec.Project) error {
+	for _, role := range []struct {
+		with []string
+		what string
+	}{{p.ServicesWithCredentials(), "ask for credentials"}, {p.ServicesWithDocker(), "ask for a docker endpoint"}} {
+		if len(role.with) > 0 {
+			return fmt.Errorf("services %s %s, which a cornus server's caretaker companions serve in its remote mode: deploy with --server (or CORNUS_SERVER), or drop it: %w",
+				strings.Join(role.with, ", "), role.what, errdefs.ErrFailedPrecondition)
+		}
 	}
-	return fmt.Errorf("services %s ask for credentials, which a cornus server's caretaker companions deliver in its remote mode: deploy with --server (or CORNUS_SERVER), or drop them: %w",
-		strings.Join(with, ", "), errdefs.ErrFailedPrecondition)
+	return nil
 }
 
 // serveCredentials answers the server's credential streams on sess.

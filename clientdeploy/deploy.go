@@ -90,7 +90,7 @@ func (se *Session) prepare(p spec.Project, o Options) (spec.Project, *client.Exp
 		return p, nil, err
 	}
 	if se.remote == nil {
-		if err := refuseLocalCredentials(p); err != nil {
+		if err := refuseLocalRoles(p); err != nil {
 			return p, nil, err
 		}
 	}

@@ -18,6 +18,9 @@ const (
 	// CredentialsExtension is a service's credentials (spec.Credential):
 	// typed as Credentials.
 	CredentialsExtension = "x-cornus-credentials"
+	// DockerExtension asks for a service's docker endpoint
+	// (spec.App.Docker): typed as bool.
+	DockerExtension = "x-cornus-docker"
 )
 
 // Credentials is the typed value of a service's x-cornus-credentials.
@@ -77,6 +80,10 @@ func typedExtensions(in types.Extensions, at, file string) (types.Extensions, er
 			out[k] = v
 			continue
 		}
+		if _, ok := v.(bool); ok && k == DockerExtension && at != "" {
+			out[k] = v
+			continue
+		}
 		switch {
 		case k == EgressExtension:
 			var e spec.Egress
@@ -102,8 +109,10 @@ func typedExtensions(in types.Extensions, at, file string) (types.Extensions, er
 				return nil, prefixFile(file, err)
 			}
 			out[k] = cs
+		case k == DockerExtension && at != "":
+			return nil, fmt.Errorf("%s: %s%s: %v is not a boolean: true gives the service a docker endpoint", file, at, k, v)
 		case strings.HasPrefix(k, "x-cornus-"):
-			return nil, fmt.Errorf("%s: %s%s: unknown cornus extension (known: %s, %s; %s on a service)", file, at, k, EgressExtension, DevcontainerExtension, CredentialsExtension)
+			return nil, fmt.Errorf("%s: %s%s: unknown cornus extension (known: %s, %s; %s and %s on a service)", file, at, k, EgressExtension, DevcontainerExtension, CredentialsExtension, DockerExtension)
 		default:
 			out[k] = v
 		}
@@ -132,6 +141,13 @@ func Egress(ext types.Extensions) *spec.Egress {
 func ServiceCredentials(ext types.Extensions) []spec.Credential {
 	cs, _ := ext[CredentialsExtension].(Credentials)
 	return cs
+}
+
+// ServiceDocker reports whether a service asks for the docker endpoint
+// (x-cornus-docker: true).
+func ServiceDocker(ext types.Extensions) bool {
+	on, _ := ext[DockerExtension].(bool)
+	return on
 }
 
 // Devcontainer returns the typed x-cornus-devcontainer extension, or nil.

@@ -111,12 +111,20 @@ func markdialImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tar := filepath.Join(dir, "image.tar")
+	loadTestImage(t, ref, map[string]string{"bin/markdial": string(bin)})
+}
+
+// loadTestImage builds the busybox test image with files added as ref
+// and makes it available to the backend (loaded, or imported into the
+// test cluster's node: nothing is pulled).
+func loadTestImage(t *testing.T, ref string, files map[string]string) {
+	t.Helper()
+	tar := filepath.Join(t.TempDir(), "image.tar")
 	f, err := os.Create(tar)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testimage.BuildBusybox(f, testimage.Options{Ref: ref, Files: map[string]string{"bin/markdial": string(bin)}}); err != nil {
+	if err := testimage.BuildBusybox(f, testimage.Options{Ref: ref, Files: files}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -11,18 +11,20 @@ import (
 )
 
 // Issue 30, item 4: one companion, many roles. A service with a
-// client-local mount, an egress policy in proxy mode and a credential,
-// two replicas: one companion per replica, each doing all three.
+// client-local mount, an egress policy in proxy mode, a credential and
+// the docker endpoint, two replicas: one companion per replica, each
+// doing all four.
 func TestRemoteModeOneCompanionManyRoles(t *testing.T) {
 	if daemon(t).Capabilities().Sidecars {
 		t.Skip("the caretaker is its pod's sidecar here: one per replica by construction (TestSidecarLocalMounts, TestRemoteModeCredentials)")
 	}
 	srv := startRemoteServer(t)
 	b := daemon(t)
+	dockerRoleImage(t)
 	p := newProject(t, `
 services:
   app:
-    image: `+image+`
+    image: `+dockerRoleRef+`
     init: true
     deploy: {replicas: 2}
     volumes: ["./src:/src:ro"]
@@ -34,6 +36,7 @@ services:
     x-cornus-credentials:
       - name: tok
         source: {env: ONE_TOK}
+    x-cornus-docker: true
 `, append(srv.env(), "ONE_TOK=one-companion-token")...)
 	if err := os.Mkdir(filepath.Join(p.dir, "src"), 0o755); err != nil {
 		t.Fatal(err)
@@ -65,6 +68,9 @@ services:
 		}
 		if out, code := run("wget -q -O- http://10.255.255.1:9/"); code == 0 || !strings.Contains(out, "403") {
 			t.Errorf("replica %s: a denied destination through the egress proxy: exit %d, %q", replica, code, out)
+		}
+		if out, code := run("docker-compose ls --all"); code != 0 || !strings.Contains(out, p.name) {
+			t.Errorf("replica %s: docker compose ls through the docker endpoint: exit %d, %q", replica, code, out)
 		}
 	}
 	p.must("compose", "--progress", "quiet", "down")

@@ -154,7 +154,7 @@ func TestCredentialsRefusedWithoutRemoteMode(t *testing.T) {
 // back.
 func TestCredentialGrantsDuringUp(t *testing.T) {
 	dir := t.TempDir()
-	g := newCredentialGrants(dir)
+	g := newServiceGrants(dir, declaredCredentials)
 	with := func(names ...string) spec.Project {
 		a := spec.App{Name: "app"}
 		for _, n := range names {
@@ -177,7 +177,7 @@ func TestCredentialGrantsDuringUp(t *testing.T) {
 	if g.allowed("p", "app", "old") || !g.allowed("p", "app", "new") {
 		t.Error("after the up: the replaced declaration kept, or the new one lost")
 	}
-	if again := newCredentialGrants(dir); !again.allowed("p", "app", "new") || again.allowed("p", "app", "old") || again.allowed("p", "db", "new") {
+	if again := newServiceGrants(dir, declaredCredentials); !again.allowed("p", "app", "new") || again.allowed("p", "app", "old") || again.allowed("p", "db", "new") {
 		t.Error("a restarted server reads other declarations back")
 	}
 }

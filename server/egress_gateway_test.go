@@ -54,7 +54,7 @@ func TestGatewayRefusesOwnNetwork(t *testing.T) {
 	defer cancel()
 	open := func(dest string) error {
 		a, b := net.Pipe()
-		go s.serveRelayStream(ctx, p.Name, b)
+		go s.serveRelayStream(ctx, grant{Project: p.Name}, b)
 		c, err := api.OpenStream(a, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: dest, Route: egress.Gateway}}, 20*time.Second)
 		if err == nil {
 			c.Close()

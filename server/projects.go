@@ -91,9 +91,9 @@ func (s *Server) up(w http.ResponseWriter, r *http.Request, id identity) {
 		writeError(w, err)
 		return
 	}
-	// Its companions ask for their credentials before the app starts;
-	// the running ones keep theirs until the up succeeds.
-	if err := s.credentials.add(p); err != nil {
+	// Its companions ask for their credentials (and serve docker) before
+	// the app starts; the running ones keep theirs until the up succeeds.
+	if err := s.addGrants(p); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -165,6 +165,9 @@ func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, ses
 		return p, err
 	}
 	if err := s.checkCredentials(p, sess); err != nil {
+		return p, err
+	}
+	if err := s.checkDocker(p); err != nil {
 		return p, err
 	}
 	p, err := s.registryImages(ctx, tenant, p)

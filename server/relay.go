@@ -157,12 +157,13 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 			st.Close()
 			return
 		}
-		s.serveRelayStream(ctx, project, st)
+		s.serveRelayStream(ctx, g, st)
 	})
 }
 
-func (s *Server) serveRelayStream(ctx context.Context, project string, st net.Conn) {
+func (s *Server) serveRelayStream(ctx context.Context, g grant, st net.Conn) {
 	defer st.Close()
+	project := g.Project
 	h, err := readHeader(st)
 	if err != nil {
 		replyDial(st, err)
@@ -177,8 +178,10 @@ func (s *Server) serveRelayStream(ctx context.Context, project string, st net.Co
 		s.relayAgent(project, *h.Agent, st)
 	case h.Op == api.OpCredential && h.Credential != nil:
 		s.relayCredential(project, *h.Credential, st)
+	case h.Op == api.OpDocker && h.Docker != nil:
+		s.relayDocker(ctx, g, *h.Docker, st)
 	default:
-		replyDial(st, fmt.Errorf("%w: a caretaker relays egress, mount, agent and credential streams, not %q", errdefs.ErrInvalidArgument, h.Op))
+		replyDial(st, fmt.Errorf("%w: a caretaker relays egress, mount, agent, credential and docker streams, not %q", errdefs.ErrInvalidArgument, h.Op))
 	}
 }
 

@@ -75,9 +75,13 @@ type Server struct {
 	closeOnce   sync.Once
 	sessions    *sessions
 	policies    *policies
-	credentials *credentialGrants
-	relays      relays
-	agents      agents
+	credentials *serviceGrants
+	// dockers are the services with the docker role; dockerEndpoints
+	// serve it (docker.go).
+	dockers         *serviceGrants
+	dockerEndpoints *dockerEndpoints
+	relays          relays
+	agents          agents
 	// remote is the backend's remote mode (server/remote.go), remoteVar
 	// the variable that turns it on ("" when the backend has none).
 	remote    bool
@@ -170,7 +174,9 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	}
 	s.sessions = newSessions(s, filepath.Join(state, "sessions.json"), grace)
 	s.policies = newPolicies(filepath.Join(state, "egress"))
-	s.credentials = newCredentialGrants(filepath.Join(state, "credentials"))
+	s.credentials = newServiceGrants(filepath.Join(state, "credentials"), declaredCredentials)
+	s.dockers = newServiceGrants(filepath.Join(state, "docker"), declaredDocker)
+	s.dockerEndpoints = newDockerEndpoints()
 	if err := s.sessions.reconcile(); err != nil {
 		return nil, err
 	}

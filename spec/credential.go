@@ -61,9 +61,19 @@ func (s CredentialSource) InDir(dir string) CredentialSource {
 // ServicesWithCredentials are the names of p's services that declare
 // credentials, sorted.
 func (p Project) ServicesWithCredentials() []string {
+	return p.servicesWith(func(a App) bool { return len(a.Credentials) > 0 })
+}
+
+// ServicesWithDocker are the names of p's services that ask for the
+// docker endpoint, sorted.
+func (p Project) ServicesWithDocker() []string {
+	return p.servicesWith(func(a App) bool { return a.Docker })
+}
+
+func (p Project) servicesWith(has func(App) bool) []string {
 	var with []string
 	for name, a := range p.Services {
-		if len(a.Credentials) > 0 {
+		if has(a) {
 			with = append(with, name)
 		}
 	}

@@ -103,7 +103,11 @@ type App struct {
 
 	Egress *Egress `yaml:"egress,omitempty" json:"egress,omitempty"`
 	// Credentials are what the app may ask its client for (credential.go).
-	Credentials  []Credential  `yaml:"credentials,omitempty" json:"credentials,omitempty"`
+	Credentials []Credential `yaml:"credentials,omitempty" json:"credentials,omitempty"`
+	// Docker gives the app a Docker Engine API endpoint (DOCKER_HOST) that
+	// deploys siblings on the same server as the deploying tenant (the
+	// caretaker's docker role, remote mode).
+	Docker       bool          `yaml:"docker,omitempty" json:"docker,omitempty"`
 	Devcontainer *Devcontainer `yaml:"devcontainer,omitempty" json:"devcontainer,omitempty"`
 	// Watch are Compose's develop.watch rules: what compose watch does
 	// when the client's files change. Read by the client alone.

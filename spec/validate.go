@@ -168,6 +168,9 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 func (a App) validateRemote(at string, ps *Problems) {
 	a.Egress.validate(at+".egress", ps)
 	validateCredentials(at+".credentials", a.Credentials, ps)
+	if a.Docker && a.Egress != nil && a.Egress.Mode == EgressTransparent {
+		ps.add(at+".docker", "the docker endpoint cannot share a replica with egress mode transparent: the redirect would take the endpoint's own connections to the server; use egress mode proxy (docker honours HTTP_PROXY) or give docker to another service")
+	}
 }
 
 // hostLabelRE is one RFC 1123 label: letters, digits and '-', neither

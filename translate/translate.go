@@ -111,7 +111,7 @@ func (t *translator) app(s types.ServiceConfig) spec.App {
 	if e := compose.Egress(s.Extensions); e != nil {
 		a.Egress = e // a service's policy replaces the project default entirely
 	}
-	a.Credentials = t.credentials(s)
+	a.Credentials, a.Docker = t.credentials(s), compose.ServiceDocker(s.Extensions)
 	t.build(s, &a)
 	if s.StopGracePeriod != nil {
 		a.StopGracePeriod = spec.DurationOf(time.Duration(*s.StopGracePeriod))

@@ -17,6 +17,7 @@ var untested = map[string]string{
 	"egress":       "engine-level: a caretaker companion created through the backend's own create; e2e/egress_test.go proves it on each backend",
 	"devcontainer": "metadata for tools, never sent to a runtime",
 	"credentials":  "the caretaker's credential role in remote mode, through the backend's own create; e2e/credentials_test.go proves it on each backend with one",
+	"docker":       "the caretaker's docker role in remote mode, a socket bound into the app through the backend's own create; e2e/dockerrole_test.go proves it on each backend with one",
 	"watch":        "compose watch acts on it on the client, through cp, exec and restart; e2e/watch_test.go proves it on each backend",
 }
 

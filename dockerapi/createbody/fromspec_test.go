@@ -57,6 +57,7 @@ func fullApp() spec.App {
 		Logging:      &spec.Logging{Driver: "json-file", Options: map[string]string{"max-size": "1m"}},
 		Egress:       &spec.Egress{},
 		Credentials:  []spec.Credential{{Name: "tok"}},
+		Docker:       true,
 		Devcontainer: &spec.Devcontainer{WorkspaceFolder: "/ws"},
 		Watch:        []spec.WatchRule{{Path: "/src", Action: spec.WatchSync, Target: "/app"}},
 	}
@@ -88,6 +89,7 @@ var notMapped = map[string]string{
 	"Configs":       "engine resolves them into ContainerSpec.Files",
 	"Egress":        "declared gap",
 	"Credentials":   "the caretaker companion's (remote mode), not the app's create",
+	"Docker":        "the caretaker companion's (remote mode): a socket and DOCKER_HOST the companion adds",
 	"PullAuth":      "the server's registry credential for the kubernetes nodes; no Docker create field",
 }
 

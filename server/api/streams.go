@@ -19,6 +19,8 @@ type StreamHeader struct {
 	Build  *BuildOpen  `json:"build,omitempty"`
 	// Credential names the credential an OpCredential stream asks for.
 	Credential *CredentialOpen `json:"credential,omitempty"`
+	// Docker names the service an OpDocker stream serves.
+	Docker *DockerOpen `json:"docker,omitempty"`
 }
 
 // Stream operations.
@@ -48,7 +50,16 @@ const (
 	// CredentialValue line. The server checks the declaration and relays
 	// the bytes without reading or keeping them.
 	OpCredential = "credential"
+	// OpDocker: caretaker → server, one connection to the docker socket
+	// of a service with the docker role: HTTP (the Docker Engine API)
+	// from the app, answered by the server as the deployment's tenant.
+	OpDocker = "docker"
 )
+
+// DockerOpen is a connection to Service's docker endpoint.
+type DockerOpen struct {
+	Service string `json:"service"`
+}
 
 // CredentialOpen asks for credential Name of Service.
 type CredentialOpen struct {
