@@ -340,6 +340,18 @@ type RemoteMountsOnly interface {
 	RemoteMountsOnly() bool
 }
 
+// SiblingCompanions is a RemoteModer whose runtime cannot put a
+// companion in its app's network namespace (incus: every instance owns
+// its own): the companion runs beside the app, on its networks, and
+// dials it by the address the server gives; it shares a volume with the
+// app for sockets (the agent, docker roles). What needs the app's
+// namespace, or mounts propagated into it, is refused in its remote mode
+// (client-local mounts, credentials, egress). A property of the
+// RemoteModer, not a feature of its own.
+type SiblingCompanions interface {
+	SiblingCompanions() bool
+}
+
 // VolumeInheritor is a backend whose containers can hand their anonymous
 // volumes to the containers that replace them, as docker compose does on
 // a recreate (up -V renews them instead): AnonymousVolumes names them,

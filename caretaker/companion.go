@@ -37,6 +37,10 @@ type Companions struct {
 	// credentials get a companion, which neither dials nor serves agents
 	// (backends.RemoteMountsOnly: the server reaches the workloads).
 	MountsOnly bool
+	// Sibling: in remote mode the companion runs beside its app, dialing
+	// it by address (backends.SiblingCompanions); it serves the
+	// portforward, agent and docker roles only.
+	Sibling bool
 
 	once  sync.Once
 	image string
@@ -67,6 +71,11 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if len(a.Credentials) > 0 && !remote {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s.credentials: the client mints them and a caretaker delivers them: they need a cornus server in remote mode with an advertised URL: %w", a.Name, errdefs.ErrFailedPrecondition)
 	}
+	if remote && c.Sibling {
+		if err := c.refuseBeside(a, mounts); err != nil {
+			return engine.Attachment{}, false, err
+		}
+	}
 	if a.Docker && !remote {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s.docker: a caretaker serves the docker endpoint through a cornus server: it needs the server's remote mode with an advertised URL: %w", a.Name, errdefs.ErrFailedPrecondition)
 	}
@@ -90,7 +99,8 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if c.err != nil {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s needs the caretaker companion (%s): %w", a.Name, c.why(a), c.err)
 	}
-	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Remote: remote && !c.MountsOnly}
+	cfg := Config{Project: p.Name, Service: a.Name, Replica: replica, Server: c.Server, ServerCA: c.ServerCA, Remote: remote && !c.MountsOnly,
+		Sibling: remote && c.Sibling}
 	if needEgress {
 		cfg.Egress = a.Egress
 	}
@@ -156,6 +166,10 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 	}
 	att.Volumes = []string{v.Name}
 	att.Companion.Mounts = []spec.Mount{{Source: v.Mountpoint, Target: SharedDir, Propagation: "rshared"}}
+	if c.Sibling {
+		// Its sockets only: nothing it mounts could reach the app.
+		att.Sibling, att.Companion.Mounts[0].Propagation = true, ""
+	}
 	if !c.MountsOnly { // the agent role's sockets
 		att.AppMounts = []spec.Mount{{Source: path.Join(v.Mountpoint, agentSubdir), Target: AgentDir, ReadOnly: true}}
 	}
@@ -223,6 +237,19 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 	attachCredentials(a, &att, cfg, "", true)
 	attachDocker(a, &att, cfg, "", true)
 	return att, nil
+}
+
+// refuseBeside refuses, for a sibling companion, the roles that need the
+// app's network namespace or mounts propagated into it.
+func (c *Companions) refuseBeside(a spec.App, mounts []AppMount) error {
+	why := fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", c.Backend.Name())
+	switch {
+	case len(mounts) > 0:
+		return fmt.Errorf("services.%s: client-local mount at %s: %s, and its mounts cannot reach the app: %w", a.Name, mounts[0].Target, why, errdefs.ErrNotImplemented)
+	case len(a.Credentials) > 0:
+		return fmt.Errorf("services.%s.credentials: %s: no tmpfs it mounts nor endpoint on its loopback reaches the app: %w", a.Name, why, errdefs.ErrNotImplemented)
+	}
+	return nil
 }
 
 // refuseBypass refuses what would take a transparent-mode app past its

@@ -68,6 +68,10 @@ type Config struct {
 	MountCredentials bool `json:"mountCredentials,omitempty"`
 	// Docker serves the docker role's socket (docker.go).
 	Docker bool `json:"docker,omitempty"`
+	// Sibling: the companion runs beside its app (remote mode on a
+	// runtime whose containers cannot share a network namespace): the
+	// portforward role dials the address the server names.
+	Sibling bool `json:"sibling,omitempty"`
 }
 
 // Mount is one client-local mount of the mount role.

@@ -23,7 +23,7 @@ const dialTimeout = 10 * time.Second
 // dialHandler is the portforward role: the server's OpDial streams (a
 // port-forward or tunnel of a remote-mode deployment) dialed on this
 // network namespace's loopback, which the app shares.
-func dialHandler(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error)) client.Handler {
+func dialHandler(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), sibling bool) client.Handler {
 	return func(h api.StreamHeader, st net.Conn) {
 		defer st.Close()
 		d := h.Dial
@@ -39,8 +39,16 @@ func dialHandler(ctx context.Context, dial func(context.Context, string, string)
 			client.Reply(st, fmt.Errorf("%w: protocol %q: tcp or udp", errdefs.ErrInvalidArgument, d.Proto))
 			return
 		}
+		host := "127.0.0.1"
+		if sibling {
+			// Beside the app: its address, as the server names it.
+			if host = d.Host; host == "" {
+				client.Reply(st, fmt.Errorf("%w: the server named no address of the replica to dial", errdefs.ErrInvalidArgument))
+				return
+			}
+		}
 		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		conn, err := dial(dctx, proto, net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port)))
+		conn, err := dial(dctx, proto, net.JoinHostPort(host, strconv.Itoa(d.Port)))
 		cancel()
 		if err != nil {
 			client.Reply(st, fmt.Errorf("%w: %s port %d in the replica's namespace: %v", errdefs.ErrUnavailable, proto, d.Port, err))

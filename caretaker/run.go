@@ -48,7 +48,7 @@ func Run(ctx context.Context, c Config, token string, log *slog.Logger) error {
 		// it is dialed now and kept up (again after a server restart).
 		agents := &agentRole{ctx: ctx, dir: sharedPath(agentSubdir), relay: relay, log: log}
 		relay.opts = client.RelayOptions{Service: c.Service, Replica: c.Replica, Handlers: map[string]client.Handler{
-			api.OpDial:  dialHandler(ctx, dial),
+			api.OpDial:  dialHandler(ctx, dial, c.Sibling),
 			api.OpAgent: agents.serve,
 		}}
 		if err := os.MkdirAll(agents.dir, 0o755); err != nil {

@@ -26,6 +26,7 @@ import (
 // app. A container's write lands on the client, the client's edit reaches
 // the container, :ro refuses writes, down leaves nothing mounted.
 func TestRemoteModeLocalMounts(t *testing.T) {
+	skipBesideTheApp(t, "a client-local mount")
 	if daemon(t).Capabilities().Sidecars {
 		t.Skip("the caretaker is its replica's sidecar here (mounts in pod emptyDirs, not on this host): TestSidecarLocalMounts")
 	}
@@ -101,6 +102,7 @@ services:
 // server removes the containers (companion included, which unmounts) and
 // nothing stays mounted on the runtime's host.
 func TestRemoteModeKilledClient(t *testing.T) {
+	skipBesideTheApp(t, "a client-local mount")
 	if daemon(t).Capabilities().Sidecars {
 		t.Skip("the caretaker is its replica's sidecar here (mounts in pod emptyDirs, not on this host): TestSidecarLocalMounts")
 	}
@@ -167,6 +169,7 @@ func TestRemoteModeKilledClient(t *testing.T) {
 // file (a bind of its inode), never its path in the mount, which the
 // runtime resolves on its host.
 func TestRemoteModeSingleFileFollowsNoLink(t *testing.T) {
+	skipBesideTheApp(t, "a client-local mount")
 	if daemon(t).Capabilities().Sidecars {
 		t.Skip("the caretaker is its replica's sidecar here: single-file mounts are refused (directories only)")
 	}
@@ -315,6 +318,35 @@ func startSSHAgent(t *testing.T) string {
 	return sock
 }
 
+// reachThroughCompanion checks that cornus port-forward and cornus
+// tunnel reach port of p's service through its companion: want is what
+// its HTTP server answers.
+func reachThroughCompanion(t *testing.T, p *project, service string, port int, want string) {
+	t.Helper()
+	local := testnet.FreePort(t)
+	fwd := exec.Command(cornusBin, "port-forward", "-p", p.name, service, fmt.Sprintf("%d:%d", local, port))
+	fwd.Dir, fwd.Env = p.dir, p.env
+	if err := fwd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fwd.Process.Kill(); _ = fwd.Wait() })
+	waitFor(t, 10*time.Second, "port-forward through the companion", func() bool {
+		out, _ := exec.Command("curl", "-sf", "--max-time", "3", fmt.Sprintf("http://127.0.0.1:%d/", local)).Output()
+		return string(out) == want
+	})
+	socks := testnet.FreePort(t)
+	tun := exec.Command(cornusBin, "tunnel", "-p", p.name, "--listen", fmt.Sprintf("127.0.0.1:%d", socks))
+	tun.Dir, tun.Env = p.dir, p.env
+	if err := tun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tun.Process.Kill(); _ = tun.Wait() })
+	waitFor(t, 10*time.Second, "tunnel through the companion", func() bool {
+		out, _ := exec.Command("curl", "-sf", "--max-time", "3", "--socks5-hostname", fmt.Sprintf("127.0.0.1:%d", socks), fmt.Sprintf("http://%s:%d/", service, port)).Output()
+		return string(out) == want
+	})
+}
+
 // Remote mode's portforward and agent roles: port-forward and tunnel
 // reach a port the app serves on its loopback only, through the
 // companion's network namespace; exec --forward-agent hands the
@@ -322,6 +354,7 @@ func startSSHAgent(t *testing.T) string {
 // is `ssh-add -l` for busybox), and the socket goes with the exec. A
 // deployment on this machine refuses --forward-agent up front.
 func TestRemoteModeForwardAndAgent(t *testing.T) {
+	skipBesideTheApp(t, "a port on the app's loopback, a client-local mount")
 	if mo, ok := daemon(t).(backends.RemoteMountsOnly); ok && mo.RemoteMountsOnly() {
 		t.Skip("this backend's remote mode moves mounts and credentials only: the server dials its workloads itself, as outside remote mode")
 	}
@@ -348,10 +381,8 @@ services:
 		}
 	}
 	writeFile(t, filepath.Join(p.dir, "www", "index.html"), "served on the replica's loopback\n")
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(p.dir, "tools", "agentlist"), "./agentlist")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build agentlist: %v\n%s", err, out)
+	if err := os.WriteFile(filepath.Join(p.dir, "tools", "agentlist"), testTool(t, "agentlist"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
@@ -364,30 +395,7 @@ services:
 	}
 
 	// port-forward and tunnel through the companion.
-	port := testnet.FreePort(t)
-	fwd := exec.Command(cornusBin, "port-forward", "-p", p.name, "web", fmt.Sprintf("%d:8080", port))
-	fwd.Dir, fwd.Env = p.dir, p.env
-	if err := fwd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Process.Kill(); _ = fwd.Wait() })
-	var body string
-	waitFor(t, 10*time.Second, "port-forward through the companion", func() bool {
-		out, _ := exec.Command("curl", "-sf", "--max-time", "3", fmt.Sprintf("http://127.0.0.1:%d/", port)).Output()
-		body = string(out)
-		return body == "served on the replica's loopback\n"
-	})
-	socks := testnet.FreePort(t)
-	tun := exec.Command(cornusBin, "tunnel", "-p", p.name, "--listen", fmt.Sprintf("127.0.0.1:%d", socks))
-	tun.Dir, tun.Env = p.dir, p.env
-	if err := tun.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tun.Process.Kill(); _ = tun.Wait() })
-	waitFor(t, 10*time.Second, "tunnel through the companion", func() bool {
-		out, _ := exec.Command("curl", "-sf", "--max-time", "3", "--socks5-hostname", fmt.Sprintf("127.0.0.1:%d", socks), "http://web:8080/").Output()
-		return string(out) == "served on the replica's loopback\n"
-	})
+	reachThroughCompanion(t, p, "web", 8080, "served on the replica's loopback\n")
 
 	sock := startSSHAgent(t)
 	p.env = append(p.env, "SSH_AUTH_SOCK="+sock)

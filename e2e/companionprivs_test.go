@@ -100,18 +100,24 @@ const markdialRef = "cornus-test/markdial:1"
 // pulled).
 func markdialImage(t *testing.T) {
 	t.Helper()
-	const ref = markdialRef
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "markdial"), "./markdial")
+	loadTestImage(t, markdialRef, map[string]string{"bin/markdial": string(testTool(t, "markdial"))})
+}
+
+// testTool builds the static test program ./name (a package of e2e) and
+// returns it.
+func testTool(t *testing.T, name string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-trimpath", "-o", out, "./"+name)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build markdial: %v\n%s", err, out)
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", name, err, msg)
 	}
-	bin, err := os.ReadFile(filepath.Join(dir, "markdial"))
+	bin, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadTestImage(t, ref, map[string]string{"bin/markdial": string(bin)})
+	return bin
 }
 
 // loadTestImage builds the busybox test image with files added as ref

@@ -24,6 +24,7 @@ const tmpfsMagic = 0x01021994
 // and stays on neither its disk nor its log. On kubernetes the caretaker
 // is the pod's sidecar, the tmpfs an emptyDir in memory.
 func TestRemoteModeCredentials(t *testing.T) {
+	skipBesideTheApp(t, "a credential")
 	srv := startRemoteServer(t)
 	b := daemon(t)
 	raw := make([]byte, 12)

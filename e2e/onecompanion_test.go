@@ -15,6 +15,7 @@ import (
 // the docker endpoint, two replicas: one companion per replica, each
 // doing all four.
 func TestRemoteModeOneCompanionManyRoles(t *testing.T) {
+	skipBesideTheApp(t, "a client-local mount, a credential")
 	if daemon(t).Capabilities().Sidecars {
 		t.Skip("the caretaker is its pod's sidecar here: one per replica by construction (TestSidecarLocalMounts, TestRemoteModeCredentials)")
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/backends/fromenv"
 	"github.com/cornus-dev/cornus/internal/testnet"
 )
@@ -27,7 +28,7 @@ type remoteServed struct {
 
 // remoteEnvVar is the selected backend's remote-mode variable ("" when
 // it has none: remote mode is dockerhost's, podman's, containerd's,
-// bare's and kubernetes's).
+// bare's, incus's and kubernetes's).
 func remoteEnvVar() string {
 	switch fromenv.Selected(os.Environ()) {
 	case "dockerhost":
@@ -38,6 +39,8 @@ func remoteEnvVar() string {
 		return "CORNUS_CONTAINERD_REMOTE"
 	case "bare":
 		return "CORNUS_BARE_REMOTE"
+	case "incus":
+		return "CORNUS_INCUS_REMOTE"
 	case "kubernetes":
 		return "CORNUS_K8S_REMOTE"
 	}
@@ -49,7 +52,7 @@ func startRemoteServer(t *testing.T) *remoteServed {
 	daemon(t)
 	v := remoteEnvVar()
 	if v == "" {
-		t.Skipf("remote mode is the dockerhost, podman, containerd, bare and kubernetes backends'; %s has none", fromenv.Selected(os.Environ()))
+		t.Skipf("remote mode is the dockerhost, podman, containerd, bare, incus and kubernetes backends'; %s has none", fromenv.Selected(os.Environ()))
 	}
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -85,6 +88,16 @@ func startRemoteServer(t *testing.T) *remoteServed {
 	srv.Env = append(os.Environ(), "CORNUS_STATE_DIR="+filepath.Join(dir, "state"), "CORNUS_ADVERTISE_URL="+url, v+"=1")
 	logs := startLogged(t, srv)
 	return &remoteServed{url: url, token: strings.TrimSpace(string(tok)), logs: logs, dir: dir}
+}
+
+// skipBesideTheApp skips a test of what remote mode's companions do in
+// their app's namespaces where they run beside it instead (incus: the
+// refusal is TestRemoteModeBesideTheApp's).
+func skipBesideTheApp(t *testing.T, what string) {
+	t.Helper()
+	if sc, ok := daemon(t).(backends.SiblingCompanions); ok && sc.SiblingCompanions() {
+		t.Skipf("%s: the %s backend's companions run beside their apps, where %s is refused (TestRemoteModeBesideTheApp asserts it)", t.Name(), daemon(t).Name(), what)
+	}
 }
 
 func (s *remoteServed) env() []string {

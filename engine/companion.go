@@ -56,6 +56,10 @@ type Attachment struct {
 	// the backend runs it as the app's sidecar (Capabilities.Sidecars):
 	// there it has no volumes of its own.
 	Shared []backends.SharedDir
+	// Sibling: the companion runs beside the app, on the app's networks,
+	// instead of owning the namespace the app joins (a runtime whose
+	// containers cannot share one: backends.SiblingCompanions).
+	Sibling bool
 }
 
 // Companions decides which replicas get a companion (the caretaker).
@@ -105,6 +109,9 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 	none := joined{app: a, undo: func() {}}
 	appName := containerName(p.Name, a, replica)
 	comp, app := splitNetns(att.Companion, a)
+	if att.Sibling {
+		comp, app = besideApp(att.Companion, a), a
+	}
 	name := appName + "-caretaker"
 	labels := containerLabels(p, comp, replica, hash)
 	labels[LabelCompanionOf] = appName
@@ -152,7 +159,20 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 		app.Labels = map[string]string{}
 	}
 	app.Labels[LabelHasCompanion] = name
+	if att.Sibling {
+		return joined{app: joinApp(app, att), undo: undo}, nil
+	}
 	return joined{app: joinApp(app, att), netns: c.ID, undo: undo}, nil
+}
+
+// besideApp puts a sibling companion on its app's networks, under none of
+// the app's names or addresses.
+func besideApp(comp, a spec.App) spec.App {
+	comp.Networks = nil
+	for _, n := range a.Networks {
+		comp.Networks = append(comp.Networks, spec.NetworkAttachment{Name: n.Name})
+	}
+	return comp
 }
 
 // sidecar resolves the companion att describes for a backend that runs it

@@ -24,3 +24,19 @@ func TestJoinAppDropsCapabilities(t *testing.T) {
 		t.Errorf("no companion drop: capDrop %v", got.CapDrop)
 	}
 }
+
+// A companion beside its app joins the app's networks under none of its
+// names or addresses; the app keeps its own.
+func TestBesideApp(t *testing.T) {
+	a := spec.App{Name: "web", Networks: []spec.NetworkAttachment{{Name: "front", Aliases: []string{"www"}, IPv4: "10.0.0.5"}, {Name: "back"}},
+		Hostname: "web", Ports: []spec.Port{{Container: 80}}}
+	comp := besideApp(spec.App{Name: "web-caretaker"}, a)
+	if want := []spec.NetworkAttachment{{Name: "front"}, {Name: "back"}}; !slices.EqualFunc(comp.Networks, want, func(x, y spec.NetworkAttachment) bool {
+		return x.Name == y.Name && x.IPv4 == y.IPv4 && len(x.Aliases) == 0
+	}) || comp.Hostname != "" || len(comp.Ports) != 0 {
+		t.Errorf("the companion: %+v", comp)
+	}
+	if len(a.Networks) != 2 || a.Networks[0].IPv4 != "10.0.0.5" || len(a.Ports) != 1 {
+		t.Errorf("the app changed: %+v", a)
+	}
+}

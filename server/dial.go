@@ -87,17 +87,26 @@ func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, pro
 	if cd, err := backends.Want[backends.ContainerDialer](b, backends.FeatureDial, "dialing containers"); err == nil {
 		return cd.DialContainer(ctx, c.ID, d.Port, proto)
 	}
-	det, err := b.Inspect(ctx, c.ID)
+	addr, err := address(ctx, b, c)
 	if err != nil {
 		return nil, err
 	}
+	var dl net.Dialer
+	return dl.DialContext(ctx, proto, net.JoinHostPort(addr, strconv.Itoa(d.Port)))
+}
+
+// address is c's address on its first network.
+func address(ctx context.Context, b backends.Backend, c backends.Container) (string, error) {
+	det, err := b.Inspect(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
 	for _, n := range det.Networks {
 		if n.IPAddress != "" {
-			var dl net.Dialer
-			return dl.DialContext(ctx, proto, net.JoinHostPort(n.IPAddress, strconv.Itoa(d.Port)))
+			return n.IPAddress, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %s has no network address the server can reach (no network of its own)", errdefs.ErrFailedPrecondition, c.Name)
+	return "", fmt.Errorf("%w: %s has no network address to dial (no network of its own)", errdefs.ErrFailedPrecondition, c.Name)
 }
 
 // replica finds a running container of service (by service name or

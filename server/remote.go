@@ -45,6 +45,9 @@ func (s *Server) setRemote(b backends.Backend) {
 	if mo, ok := b.(backends.RemoteMountsOnly); ok {
 		s.mountsOnly = mo.RemoteMountsOnly()
 	}
+	if sc, ok := b.(backends.SiblingCompanions); ok {
+		s.siblings = s.remote && sc.SiblingCompanions()
+	}
 	s.remoteDial = s.remote && !s.mountsOnly
 }
 
@@ -54,6 +57,24 @@ func (s *Server) checkRemote() error {
 	if s.cfg.AdvertiseURL == "" {
 		return fmt.Errorf("%w: remote mode (%s=1) needs the URL companions dial back to: --advertise-url or %s on the server",
 			errdefs.ErrFailedPrecondition, s.remoteVar, EnvAdvertiseURL)
+	}
+	return nil
+}
+
+// checkBeside refuses, before anything is made, what remote mode's
+// companions cannot do where they run beside their apps
+// (backends.SiblingCompanions): client-local mounts and credentials need
+// the app's namespaces (the caretaker refuses them too).
+func (s *Server) checkBeside(p spec.Project, mounts []api.LocalMount) error {
+	if !s.siblings {
+		return nil
+	}
+	why := fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", s.b.Name())
+	if len(mounts) > 0 {
+		return fmt.Errorf("%w: services.%s: client-local mount at %s: %s, and its mounts cannot reach the app", errdefs.ErrNotImplemented, mounts[0].Service, mounts[0].Target, why)
+	}
+	if with := p.ServicesWithCredentials(); len(with) > 0 {
+		return fmt.Errorf("%w: services.%s.credentials: %s: no tmpfs it mounts nor endpoint on its loopback reaches the app", errdefs.ErrNotImplemented, with[0], why)
 	}
 	return nil
 }
@@ -145,6 +166,18 @@ func (s *Server) openToReplica(ctx context.Context, project, service string, ind
 	mux := s.relays.get(replicaKey{project, c.App(), c.ReplicaNumber()})
 	if mux == nil {
 		return nil, fmt.Errorf("%w: %s has no caretaker companion connected (remote mode reaches replicas through it)", errdefs.ErrUnavailable, c.Name)
+	}
+	if h.Dial != nil {
+		// Only the server names what a companion dials: the replica's
+		// address for one beside it, else its own loopback.
+		d := *h.Dial
+		d.Host = ""
+		if s.siblings {
+			if d.Host, err = address(ctx, s.b, c); err != nil {
+				return nil, err
+			}
+		}
+		h.Dial = &d
 	}
 	return openStream(mux, h)
 }

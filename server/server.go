@@ -78,6 +78,9 @@ type Server struct {
 	credentials *serviceGrants
 	// dockers are the services with the docker role; dockerEndpoints
 	// serve it (docker.go).
+	// siblings: the remote mode's companions run beside their apps and
+	// dial them by the address the server names (backends.SiblingCompanions).
+	siblings        bool
 	dockers         *serviceGrants
 	dockerEndpoints *dockerEndpoints
 	relays          relays
@@ -159,7 +162,7 @@ func New(ctx context.Context, b backends.Backend, cfg Config) (*Server, error) {
 	withMounts.BindPrefixes = append(slices.Clone(withMounts.BindPrefixes), s.mountsDir)
 	s.e = engine.New(b, engine.WithEnviron(cfg.Environ), engine.WithLockDir(filepath.Join(state, "locks")),
 		engine.WithPolicy(withMounts), engine.WithoutHostFiles(),
-		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, ServerCA: cfg.AdvertiseCA, Remote: s.remote, MountsOnly: s.mountsOnly}))
+		engine.WithCompanions(&caretaker.Companions{Backend: b, Environ: cfg.Environ, Server: cfg.AdvertiseURL, ServerCA: cfg.AdvertiseCA, Remote: s.remote, MountsOnly: s.mountsOnly, Sibling: s.siblings}))
 	if s.registry, err = newRegistry(state, s); err != nil {
 		return nil, err
 	}

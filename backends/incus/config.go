@@ -24,6 +24,9 @@ const (
 	// EnvInitBinary names the cornus executable containers run as their
 	// init, where the running program is not cornus (tests).
 	EnvInitBinary = "CORNUS_INCUS_INIT_BINARY"
+	// EnvRemote "1" is the backend's remote mode (backends.RemoteModer),
+	// with sibling companions (remote.go).
+	EnvRemote = "CORNUS_INCUS_REMOTE"
 )
 
 // Defaults.
@@ -44,6 +47,7 @@ type config struct {
 	insecure   []string
 	dataDir    string // <CORNUS_DATA_DIR>/incus: records, the init binary, locks
 	initBinary string
+	remote     bool
 }
 
 func configFrom(environ []string) (config, error) {
@@ -59,6 +63,7 @@ func configFrom(environ []string) (config, error) {
 		subnetBase: firstNonEmpty(env[EnvSubnetBase], DefaultSubnetBase),
 		dataDir:    filepath.Join(firstNonEmpty(env[EnvDataDir], DefaultDataDir), "incus"),
 		initBinary: env[EnvInitBinary],
+		remote:     env[EnvRemote] == "1",
 	}
 	if strings.Contains(c.socket, "://") {
 		return c, fmt.Errorf("%s=%q: want the path of incusd's unix socket (a remote incusd over HTTPS is not supported): %w", EnvSocket, c.socket, errdefs.ErrInvalidArgument)

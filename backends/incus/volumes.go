@@ -130,12 +130,14 @@ func (b *Backend) getVolume(ctx context.Context, name string) (backends.Volume, 
 	if err := b.cli.call(ctx, request{method: "GET", path: b.volumePath(pool, volumeName(name))}, &v); err != nil {
 		return backends.Volume{}, fmt.Errorf("volume %s: %w", name, err)
 	}
-	return volumeOf(pool, v), nil
+	return volumeOf(pool, b.cfg.project, v), nil
 }
 
-func volumeOf(pool string, v storageVolume) backends.Volume {
+// volumeOf is v as the backend reports it; its mountpoint is where a dir
+// pool keeps it on incusd's host (custom/<incus project>_<volume>).
+func volumeOf(pool, project string, v storageVolume) backends.Volume {
 	out := backends.Volume{Name: cmpOr(v.Config[volKeyName], v.Name), Driver: "local", Created: v.CreatedAt,
-		Mountpoint: "/var/lib/incus/storage-pools/" + pool + "/custom/" + v.Name}
+		Mountpoint: "/var/lib/incus/storage-pools/" + pool + "/custom/" + project + "_" + v.Name}
 	_ = json.Unmarshal([]byte(v.Config[volKeyLabels]), &out.Labels)
 	_ = json.Unmarshal([]byte(v.Config[volKeyOptions]), &out.Options)
 	if m, ok := hostMount(out.Options); ok {
@@ -156,7 +158,7 @@ func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]ba
 	}
 	var out []backends.Volume
 	for _, v := range vs {
-		vol := volumeOf(pool, v)
+		vol := volumeOf(pool, b.cfg.project, v)
 		if backends.MatchLabels(vol.Labels, o.Labels) {
 			out = append(out, vol)
 		}

@@ -303,6 +303,9 @@ type Dial struct {
 	Index   int    `json:"index,omitempty"`
 	Port    int    `json:"port"`
 	Proto   string `json:"proto,omitempty"` // tcp (default) or udp
+	// Host is the address a companion beside its app dials (the server
+	// sets it, over any a client sent); empty: the replica's loopback.
+	Host string `json:"host,omitempty"`
 }
 
 // DialReply answers a Dial.
