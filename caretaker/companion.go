@@ -112,7 +112,7 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	// a read-only root (it writes only to what it shares with the app),
 	// no gain through exec.
 	comp := spec.App{
-		Name: a.Name + "-caretaker", Image: c.image, PullPolicy: "never", Restart: a.Restart, Env: env,
+		Name: a.Name + engine.CompanionSuffix, Image: c.image, PullPolicy: "never", Restart: a.Restart, Env: env,
 		Labels: map[string]string{}, StopSignal: "SIGTERM",
 		CapDrop: []string{"ALL"}, ReadOnly: true, SecurityOpt: []string{"no-new-privileges:true"},
 	}
@@ -159,6 +159,11 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 		Labels: map[string]string{LabelSharedVolume: a.Name}})
 	if err != nil {
 		return att, fmt.Errorf("services.%s: the caretaker's shared volume: %w", a.Name, err)
+	}
+	if v.Labels[backends.ComposeProject] != p.Name || v.Labels[LabelSharedVolume] != a.Name {
+		// A volume of that name made by someone else (runtimes that find
+		// volumes by name hand it back): never shared, nor removed.
+		return att, fmt.Errorf("services.%s: the caretaker's shared volume %s exists and is not this replica's: remove it: %w", a.Name, v.Name, errdefs.ErrConflict)
 	}
 	if v.Mountpoint == "" {
 		_ = c.Backend.RemoveVolume(context.WithoutCancel(ctx), v.Name, true)

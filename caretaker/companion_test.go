@@ -1,7 +1,9 @@
 package caretaker
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -17,12 +19,22 @@ import (
 type fakeBackend struct {
 	backends.Backend
 	caps backends.Capabilities
+	// squatted: the shared volume's name is another project's volume.
+	squatted bool
 }
 
 func (f *fakeBackend) Name() string                        { return "fake" }
 func (f *fakeBackend) Capabilities() backends.Capabilities { return f.caps }
 func (f *fakeBackend) EnsureVolume(_ context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	return backends.Volume{Name: v.Key, Mountpoint: "/var/lib/fake/" + v.Key}, nil
+	labels := maps.Clone(v.Labels)
+	if labels == nil || f.squatted {
+		labels = map[string]string{}
+	}
+	if f.squatted {
+		labels[backends.ComposeProject] = "other"
+	}
+	labels[backends.ComposeProject], labels[backends.ComposeVolume] = cmp.Or(labels[backends.ComposeProject], v.Project), v.Key
+	return backends.Volume{Name: v.Key, Mountpoint: "/var/lib/fake/" + v.Key, Labels: labels}, nil
 }
 func (f *fakeBackend) RemoveVolume(context.Context, string, bool) error { return nil }
 

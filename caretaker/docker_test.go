@@ -52,6 +52,11 @@ func TestDockerAttachment(t *testing.T) {
 	if _, _, err := companions(false, false).Attach(ctx, spec.Project{Name: "p"}, a, 1); !errdefs.IsFailedPrecondition(err) || !strings.Contains(err.Error(), "services.dev.docker") {
 		t.Errorf("without remote mode: %v", err)
 	}
+	squat := companions(false, true)
+	squat.Backend.(*fakeBackend).squatted = true
+	if _, _, err := squat.Attach(ctx, spec.Project{Name: "p"}, a, 1); !errdefs.IsConflict(err) || !strings.Contains(err.Error(), "not this replica's") {
+		t.Errorf("a shared volume someone else made: %v", err)
+	}
 	plain, _, _ := companions(false, true).Attach(ctx, spec.Project{Name: "p"}, spec.App{Name: "web"}, 1)
 	if _, ok := plain.AppEnv["DOCKER_HOST"]; ok {
 		t.Error("an app without the docker role gets DOCKER_HOST")

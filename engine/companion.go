@@ -29,6 +29,10 @@ const (
 	LabelCompanionVolumes = "cornus.companion-volumes"
 )
 
+// CompanionSuffix ends a companion's name: its replica's container name
+// and this.
+const CompanionSuffix = "-caretaker"
+
 // Attachment is a replica's companion: a container that owns the replica's
 // network namespace (the app joins it), created and ready before the app
 // starts.
@@ -112,7 +116,7 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 	if att.Sibling {
 		comp, app = besideApp(att.Companion, a), a
 	}
-	name := appName + "-caretaker"
+	name := appName + CompanionSuffix
 	labels := containerLabels(p, comp, replica, hash)
 	labels[LabelCompanionOf] = appName
 	if len(att.Volumes) > 0 {
@@ -180,7 +184,7 @@ func besideApp(comp, a spec.App) spec.App {
 // is (nothing moves), and the backend gates the app's start on Ready.
 func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replica int, hash string, att Attachment) (joined, error) {
 	appName := containerName(p.Name, a, replica)
-	name := appName + "-caretaker"
+	name := appName + CompanionSuffix
 	dropVolumes := func() {
 		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()

@@ -38,18 +38,20 @@ type admission struct {
 	p      spec.Project
 }
 
-// admit refuses what tenant's spec p may not do (see above).
-func (s *Server) admit(ctx context.Context, tenant string, p spec.Project) error {
+// admit refuses what tenant's spec p may not do (see above); it returns
+// p with each container it names by name or prefix named by its ID (a
+// name could be another's by the time the runtime resolves it).
+func (s *Server) admit(ctx context.Context, tenant string, p spec.Project) (spec.Project, error) {
 	if err := s.hostPolicy.Check(p); err != nil {
-		return err
+		return p, err
 	}
 	r := &admission{ctx: ctx, tenant: tenant, p: p}
 	for _, check := range []func(*admission) error{s.admitFiles, admitLabels, s.admitNamespaces, s.admitStorage, s.admitImages} {
 		if err := check(r); err != nil {
-			return err
+			return p, err
 		}
 	}
-	return nil
+	return r.p, nil
 }
 
 // admitFiles refuses secrets and configs the server would read from its
@@ -109,40 +111,47 @@ func admitLabels(r *admission) error {
 func (s *Server) admitNamespaces(r *admission) error {
 	for _, name := range r.p.ServiceNames() {
 		a := r.p.Services[name]
-		for _, ns := range []struct{ field, mode string }{{"networkMode", a.NetworkMode}, {"pidMode", a.PidMode}, {"ipcMode", a.IpcMode}} {
+		for _, ns := range []struct {
+			field string
+			mode  *string
+		}{{"networkMode", &a.NetworkMode}, {"pidMode", &a.PidMode}, {"ipcMode", &a.IpcMode}} {
 			at := "services." + name + "." + ns.field
-			ref, isContainer := strings.CutPrefix(ns.mode, "container:")
+			ref, isContainer := strings.CutPrefix(*ns.mode, "container:")
 			switch {
 			case isContainer:
-				if err := s.ownContainer(r, at, ref); err != nil {
+				id, err := s.ownContainer(r, at, ref)
+				if err != nil {
 					return err
 				}
-			case ns.mode == "", ns.mode == "host", ns.mode == "none", strings.HasPrefix(ns.mode, "service:"):
+				*ns.mode = "container:" + id
+				r.p.Services = maps.Clone(r.p.Services)
+				r.p.Services[name] = a
+			case *ns.mode == "", *ns.mode == "host", *ns.mode == "none", strings.HasPrefix(*ns.mode, "service:"):
 				// host is the policy's (host power); service: is this project.
 			case ns.field == "networkMode":
-				return fmt.Errorf("%w: %s: %q: through the server a service joins its project's networks (networks:), another of its services (service:NAME) or none", errdefs.ErrPermissionDenied, at, ns.mode)
+				return fmt.Errorf("%w: %s: %q: through the server a service joins its project's networks (networks:), another of its services (service:NAME) or none", errdefs.ErrPermissionDenied, at, *ns.mode)
 			}
 		}
 	}
 	return nil
 }
 
-// ownContainer refuses a container that is not in one of tenant's
+// ownContainer is the ID of container ref, if it is in one of tenant's
 // projects.
-func (s *Server) ownContainer(r *admission, at, ref string) error {
+func (s *Server) ownContainer(r *admission, at, ref string) (string, error) {
 	cs, err := s.b.List(r.ctx, backends.ListOptions{All: true})
 	if err != nil {
-		return fmt.Errorf("%s: %w", at, err)
+		return "", fmt.Errorf("%s: %w", at, err)
 	}
 	for _, c := range cs {
 		if c.Name == ref || c.ID == ref || (len(ref) >= 12 && strings.HasPrefix(c.ID, ref)) {
 			if p := c.Labels[backends.ComposeProject]; p != "" && s.owners.owns(r.tenant, p) {
-				return nil
+				return c.ID, nil
 			}
 			break
 		}
 	}
-	return fmt.Errorf("%w: %s: container %s is not in one of your projects", errdefs.ErrPermissionDenied, at, ref)
+	return "", fmt.Errorf("%w: %s: container %s is not in one of your projects", errdefs.ErrPermissionDenied, at, ref)
 }
 
 // admitStorage: every named volume a service mounts is declared (so the

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -87,7 +89,7 @@ func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, pro
 	if cd, err := backends.Want[backends.ContainerDialer](b, backends.FeatureDial, "dialing containers"); err == nil {
 		return cd.DialContainer(ctx, c.ID, d.Port, proto)
 	}
-	addr, err := address(ctx, b, c)
+	addr, err := address(ctx, b, c, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -95,18 +97,28 @@ func DialWorkload(ctx context.Context, b backends.Backend, e *engine.Engine, pro
 	return dl.DialContext(ctx, proto, net.JoinHostPort(addr, strconv.Itoa(d.Port)))
 }
 
-// address is c's address on its first network.
-func address(ctx context.Context, b backends.Backend, c backends.Container) (string, error) {
+// address is c's address on the first of its networks (by name) that
+// on accepts (nil: any), else on its first.
+func address(ctx context.Context, b backends.Backend, c backends.Container, on func(network string) bool) (string, error) {
 	det, err := b.Inspect(ctx, c.ID)
 	if err != nil {
 		return "", err
 	}
-	for _, n := range det.Networks {
-		if n.IPAddress != "" {
-			return n.IPAddress, nil
+	first := ""
+	for _, name := range slices.Sorted(maps.Keys(det.Networks)) {
+		ip := det.Networks[name].IPAddress
+		switch {
+		case ip == "":
+		case on == nil || on(name):
+			return ip, nil
+		case first == "":
+			first = ip
 		}
 	}
-	return "", fmt.Errorf("%w: %s has no network address to dial (no network of its own)", errdefs.ErrFailedPrecondition, c.Name)
+	if first == "" {
+		return "", fmt.Errorf("%w: %s has no network address to dial (no network of its own)", errdefs.ErrFailedPrecondition, c.Name)
+	}
+	return first, nil
 }
 
 // replica finds a running container of service (by service name or

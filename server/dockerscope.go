@@ -105,7 +105,36 @@ func (sc *scoped) Create(ctx context.Context, c backends.ContainerSpec) (backend
 	if err != nil {
 		return backends.Container{}, err
 	}
-	return sc.b.Create(ctx, c)
+	made, err := sc.b.Create(ctx, c)
+	return made, taken("container", c.Name, err)
+}
+
+// taken is a create's error, saying no more of a name conflict than that
+// the name is taken (the runtime's names the holder, maybe another
+// tenant's).
+func taken(what, name string, err error) error {
+	if errdefs.IsConflict(err) {
+		return fmt.Errorf("%s name %s is taken: choose another: %w", what, name, errdefs.ErrConflict)
+	}
+	return err
+}
+
+// ownName refuses a name that would pass for another's: a name of one of
+// the projects of another tenant (sc.s.owners.squatted), or a caretaker
+// companion's.
+func (sc *scoped) ownName(what string, names ...string) error {
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if strings.Contains(n, "caretaker") {
+			return fmt.Errorf("%w: %s %s: names with \"caretaker\" are cornus's own", errdefs.ErrPermissionDenied, what, n)
+		}
+		if p := sc.s.owners.squatted(sc.tenant, n); p != "" {
+			return fmt.Errorf("%w: %s %s: the name is project %s's, which is not yours", errdefs.ErrPermissionDenied, what, n, p)
+		}
+	}
+	return nil
 }
 
 func (sc *scoped) Start(ctx context.Context, id string) error {
@@ -147,6 +176,9 @@ func (sc *scoped) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 // deployment's) if the tenant may, and refuses a volume of that name
 // that exists and is not the tenant's.
 func (sc *scoped) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
+	if err := sc.ownName("volume", v.Key, v.Volume.Name); err != nil {
+		return backends.Volume{}, err
+	}
 	labels, project, err := sc.claimLabels(ctx, "volume "+v.Key, v.Labels, v.Project)
 	if err != nil {
 		return backends.Volume{}, err
@@ -239,7 +271,7 @@ func (sc *scoped) images() backends.Images { return sc.b.(backends.Images) }
 
 func (sc *scoped) InspectImage(ctx context.Context, ref string) (backends.Image, error) {
 	img, err := sc.images().InspectImage(ctx, ref)
-	if err == nil && (reserved(ref) || !sc.s.imageOwners.visible(sc.tenant, img)) {
+	if err == nil && (reserved(ref) || slices.ContainsFunc(img.Tags, reserved) || !sc.s.imageOwners.visible(sc.tenant, img)) {
 		return backends.Image{}, noSuch("image", ref)
 	}
 	return img, err

@@ -9,6 +9,7 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
 )
 
 // admitContainer is Create's admission through the docker endpoint: the
@@ -20,6 +21,9 @@ func (sc *scoped) admitContainer(ctx context.Context, c backends.ContainerSpec) 
 	at := "container " + c.Name
 	if c.Sidecar != nil {
 		return c, fmt.Errorf("%w: %s: a sidecar is cornus's own", errdefs.ErrInvalidArgument, at)
+	}
+	if err := sc.ownName("container", c.Name); err != nil {
+		return c, err
 	}
 	labels, project, err := sc.claimLabels(ctx, at, c.Labels, c.Project)
 	if err != nil {
@@ -40,7 +44,10 @@ func (sc *scoped) admitContainer(ctx context.Context, c backends.ContainerSpec) 
 	if err := sc.s.checkImageRef(&admission{ctx: ctx, tenant: sc.tenant}, at+": Image", c.Image); err != nil {
 		return c, err
 	}
-	if err := sc.admitNamespaces(ctx, at, c); err != nil {
+	if c, err = sc.admitNamespaces(ctx, at, c); err != nil {
+		return c, err
+	}
+	if c, err = sc.ownNetwork(ctx, at, c); err != nil {
 		return c, err
 	}
 	if err := sc.admitAttachments(ctx, at, c); err != nil {
@@ -49,25 +56,61 @@ func (sc *scoped) admitContainer(ctx context.Context, c backends.ContainerSpec) 
 	return c, nil
 }
 
+// ownNetwork puts a container the runtime would put on its default
+// network, which every tenant's and the operator's containers share, on
+// its project's default network instead (made if missing), as docker
+// compose does; up refuses the runtime's network too (admit.go).
+func (sc *scoped) ownNetwork(ctx context.Context, at string, c backends.ContainerSpec) (backends.ContainerSpec, error) {
+	if c.Network.Kind != "bridge" && (c.Network.Kind != "" || len(c.Networks) > 0) {
+		return c, nil
+	}
+	if !sc.b.Capabilities().Has(backends.FeatureNetworks) {
+		return c, nil // the runtime networks its containers itself (a pod network)
+	}
+	n, err := sc.EnsureNetwork(ctx, backends.NetworkSpec{Project: c.Project, Key: "default"})
+	if err != nil {
+		return c, fmt.Errorf("%s: its project's default network: %w", at, err)
+	}
+	c.Network = backends.NetworkMode{}
+	c.Networks = []backends.NetworkAttachment{{Network: n.Name, Key: "default", Aliases: []string{c.App}}}
+	return c, nil
+}
+
 // admitNamespaces: a namespace shared with a container is shared with
-// one of the tenant's.
-func (sc *scoped) admitNamespaces(ctx context.Context, at string, c backends.ContainerSpec) error {
+// one of the tenant's, named by its ID from here on (a name could be
+// another container's by the time the runtime resolves it), and never
+// with a replica whose companion enforces something in its namespace
+// (an egress redirect a sibling holding NET_RAW could pass); the other
+// namespaces are the container's own or the host's (the policy's).
+func (sc *scoped) admitNamespaces(ctx context.Context, at string, c backends.ContainerSpec) (backends.ContainerSpec, error) {
 	for _, ns := range []struct {
-		field, kind, ref string
+		field string
+		kind  *string
+		ref   *string
 	}{
-		{"NetworkMode", c.Network.Kind, c.Network.Container},
-		{"PidMode", c.PID.Kind, c.PID.Container}, {"IpcMode", c.IPC.Kind, c.IPC.Container},
-		{"UTSMode", c.UTS.Kind, c.UTS.Container}, {"UsernsMode", c.UserNS.Kind, c.UserNS.Container},
-		{"CgroupnsMode", c.Cgroup.Kind, c.Cgroup.Container},
+		{"NetworkMode", &c.Network.Kind, &c.Network.Container},
+		{"PidMode", &c.PID.Kind, &c.PID.Container}, {"IpcMode", &c.IPC.Kind, &c.IPC.Container},
 	} {
-		if ns.kind != "container" {
+		if *ns.kind != "container" {
 			continue
 		}
-		if _, err := sc.own(ctx, ns.ref); err != nil {
-			return fmt.Errorf("%w: %s: HostConfig.%s: container %s is not in one of your projects", errdefs.ErrPermissionDenied, at, ns.field, ns.ref)
+		d, err := sc.own(ctx, *ns.ref)
+		if err != nil {
+			return c, fmt.Errorf("%w: %s: HostConfig.%s: container %s is not in one of your projects", errdefs.ErrPermissionDenied, at, ns.field, *ns.ref)
+		}
+		if d.Labels[engine.LabelHasCompanion] != "" {
+			return c, fmt.Errorf("%w: %s: HostConfig.%s: container %s has a caretaker companion, whose namespace is not to share", errdefs.ErrPermissionDenied, at, ns.field, *ns.ref)
+		}
+		*ns.ref = d.ID
+	}
+	for _, ns := range []struct{ field, kind string }{{"UTSMode", c.UTS.Kind}, {"UsernsMode", c.UserNS.Kind}, {"CgroupnsMode", c.Cgroup.Kind}} {
+		switch ns.kind {
+		case "", "host", "private":
+		default:
+			return c, fmt.Errorf("%w: %s: HostConfig.%s %q: its own (empty, private) or the host's", errdefs.ErrPermissionDenied, at, ns.field, ns.kind)
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // admitAttachments: the networks a container joins and the named volumes
@@ -120,6 +163,9 @@ func (sc *scoped) network(ctx context.Context, ref string) (backends.Network, er
 }
 
 func (sc *scoped) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
+	if err := sc.ownName("network", n.Key, n.Network.Name); err != nil {
+		return backends.Network{}, err
+	}
 	labels, project, err := sc.claimLabels(ctx, "network "+n.Key, n.Labels, n.Project)
 	if err != nil {
 		return backends.Network{}, err

@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 
+	"github.com/containerd/errdefs"
+
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/spec"
 )
 
@@ -54,8 +58,20 @@ func (sc *scoped) Top(ctx context.Context, id, psArgs string) (ps backends.Proce
 	return ps, err
 }
 
+// Rename renames the tenant's container to a name of its own; never a
+// replica with a companion (the companion finds it by name).
 func (sc *scoped) Rename(ctx context.Context, id, name string) error {
-	return sc.ownID(ctx, id, func(id string) error { return sc.b.(backends.Renamer).Rename(ctx, id, name) })
+	if err := sc.ownName("container", name); err != nil {
+		return err
+	}
+	d, err := sc.own(ctx, id)
+	if err != nil {
+		return err
+	}
+	if d.Labels[engine.LabelHasCompanion] != "" {
+		return fmt.Errorf("%w: container %s has a caretaker companion, which finds it by its name", errdefs.ErrPermissionDenied, d.Name)
+	}
+	return taken("container", name, sc.b.(backends.Renamer).Rename(ctx, d.ID, name))
 }
 
 func (sc *scoped) Stats(ctx context.Context, id string) (st backends.Stats, err error) {

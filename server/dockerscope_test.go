@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +129,19 @@ func TestDockerEndpointTenancy(t *testing.T) {
 			refused(r.method, r.path, r.body)
 		}
 	}
+	// Names that would pass for bob's (his projects' runtime names) or a
+	// caretaker's: refused for every kind of thing, and for a rename.
+	for _, r := range []struct{ path, body string }{
+		{"/volumes/create", `{"Name":"` + bob.Name + `_cornus-caretaker-app-1"}`},
+		{"/volumes/create", `{"Name":"` + bob.Name + `_data2"}`},
+		{"/networks/create", `{"Name":"` + bob.Name + `_default2"}`},
+		{"/containers/create?name=" + bob.Name + "-app-2", create("", "")},
+		{"/containers/create?name=x-caretaker", create("", "")},
+		{"/containers/create", create(`"UTSMode":"container:`+bc.ID+`"`, "")},
+		{"/containers/create", create(`"CgroupnsMode":"container:`+bc.ID+`"`, "")},
+	} {
+		refused("POST", r.path, r.body)
+	}
 	refused("GET", "/volumes/"+bvol, "")
 	refused("DELETE", "/volumes/"+bvol+"?force=1", "")
 	refused("POST", "/volumes/create", `{"Name":"`+bvol+`"}`)
@@ -159,6 +174,13 @@ func TestDockerEndpointTenancy(t *testing.T) {
 	if _, out := call("GET", "/containers/json?all=1", ""); !strings.Contains(out, made.ID) {
 		t.Errorf("alice's list lacks her container: %s", out)
 	}
+	if bnet != "" {
+		// Off the runtime's shared network: on her project's own.
+		if _, ok := got.Networks[alice.Name+"_default"]; !ok || len(got.Networks) != 1 {
+			t.Errorf("alice's docker run joins %v, want only %s_default", slices.Collect(maps.Keys(got.Networks)), alice.Name)
+		}
+	}
+	refused("POST", "/containers/"+made.ID+"/rename?name="+bob.Name+"-app-1", "")
 }
 
 // dockerRelay checks the docker role's stream: a service of project

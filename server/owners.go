@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/containerd/errdefs"
@@ -175,6 +176,20 @@ func (o *owners) release(project string, left bool) error {
 		return nil
 	}
 	return o.ended(project, false)
+}
+
+// squatted is the project, not tenant's, that name would pass as one of
+// (its runtime names: <project>_<volume or network>,
+// <project>-<service>-<n>), "" for none.
+func (o *owners) squatted(tenant, name string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for p, r := range o.by {
+		if r.Tenant != tenant && (name == p || strings.HasPrefix(name, p+"_") || strings.HasPrefix(name, p+"-")) {
+			return p
+		}
+	}
+	return ""
 }
 
 // of lists tenant's projects, sorted.

@@ -158,7 +158,8 @@ func validSpec(spec spec.Project, project string) (spec.Project, error) {
 // does not allow the directory of client-local mounts (another session's):
 // only the server adds binds there, after the check.
 func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, sess *session, mounts []api.LocalMount) (spec.Project, error) {
-	if err := s.admit(ctx, tenant, p); err != nil {
+	p, err := s.admit(ctx, tenant, p)
+	if err != nil {
 		return p, err
 	}
 	if err := s.checkClientRoutes(p, sess); err != nil {
@@ -173,7 +174,7 @@ func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, ses
 	if err := s.checkBeside(p, mounts); err != nil {
 		return p, err
 	}
-	p, err := s.registryImages(ctx, tenant, p)
+	p, err = s.registryImages(ctx, tenant, p)
 	if err != nil {
 		return p, err
 	}

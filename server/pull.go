@@ -35,7 +35,7 @@ func (s *Server) imagesSpec(w http.ResponseWriter, r *http.Request, id identity,
 	sp, buildable := of()
 	p, err := validSpec(sp, r.PathValue("project"))
 	if err == nil {
-		err = s.admit(r.Context(), id.tenant, p)
+		_, err = s.admit(r.Context(), id.tenant, p)
 	}
 	if err != nil {
 		writeError(w, err)

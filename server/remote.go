@@ -12,6 +12,7 @@ import (
 
 	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/caretaker"
+	"github.com/cornus-dev/cornus/engine"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -173,13 +174,23 @@ func (s *Server) openToReplica(ctx context.Context, project, service string, ind
 		d := *h.Dial
 		d.Host = ""
 		if s.siblings {
-			if d.Host, err = address(ctx, s.b, c); err != nil {
+			if d.Host, err = s.besideAddress(ctx, c); err != nil {
 				return nil, err
 			}
 		}
 		h.Dial = &d
 	}
 	return openStream(mux, h)
+}
+
+// besideAddress is replica c's address on a network its companion,
+// beside it, is on too (the app may have joined others since).
+func (s *Server) besideAddress(ctx context.Context, c backends.Container) (string, error) {
+	comp, err := s.b.Inspect(ctx, c.Name+engine.CompanionSuffix)
+	if err != nil {
+		return "", fmt.Errorf("%s's caretaker companion: %w", c.Name, err)
+	}
+	return address(ctx, s.b, c, func(n string) bool { _, ok := comp.Networks[n]; return ok })
 }
 
 // relayMount forwards a companion's OpMount stream to the client session
