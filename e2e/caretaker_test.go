@@ -212,10 +212,7 @@ services:
 	if seen == "" {
 		t.Fatalf("the companion's mount is not on the runtime's host: %v", mountedFor(t, p.name))
 	}
-	waitFor(t, 60*time.Second, "the symlink seen at "+seen, func() bool {
-		st, err := os.Lstat(seen)
-		return err == nil && st.Mode()&os.ModeSymlink != 0
-	})
+	waitFor(t, 60*time.Second, "the symlink seen at "+seen, func() bool { return isSymlinkInRuntime(t, seen) })
 	// Restarted by the client (compose restart), then by the runtime
 	// alone (as its restart policy would): each start binds the source
 	// again.
@@ -325,11 +322,18 @@ func reachThroughCompanion(t *testing.T, p *project, service string, port int, w
 	t.Helper()
 	local := testnet.FreePort(t)
 	fwd := exec.Command(cornusBin, "port-forward", "-p", p.name, service, fmt.Sprintf("%d:%d", local, port))
-	fwd.Dir, fwd.Env = p.dir, p.env
+	var fwdOut strings.Builder
+	fwd.Dir, fwd.Env, fwd.Stdout, fwd.Stderr = p.dir, p.env, &fwdOut, &fwdOut
 	if err := fwd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = fwd.Process.Kill(); _ = fwd.Wait() })
+	t.Cleanup(func() {
+		_ = fwd.Process.Kill()
+		_ = fwd.Wait()
+		if t.Failed() {
+			t.Logf("cornus port-forward said:\n%s", fwdOut.String())
+		}
+	})
 	waitFor(t, 10*time.Second, "port-forward through the companion", func() bool {
 		out, _ := exec.Command("curl", "-sf", "--max-time", "3", fmt.Sprintf("http://127.0.0.1:%d/", local)).Output()
 		return string(out) == want

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -108,15 +110,61 @@ func (s *remoteServed) env() []string {
 // (the shared volumes of its companions are named after it).
 func mountedFor(t *testing.T, project string) []string {
 	t.Helper()
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	root := runtimeRoot(t)
+	table := "/proc/self/mountinfo"
+	if root != "/" {
+		table = filepath.Join(filepath.Dir(root), "mountinfo") // the namespace's own
+	}
+	data, err := os.ReadFile(table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, l := range strings.Split(string(data), "\n") {
 		if f := strings.Fields(l); len(f) > 4 && strings.Contains(f[4], project+"_cornus-caretaker-") {
-			out = append(out, f[4])
+			out = append(out, filepath.Join(root, f[4]))
 		}
 	}
 	return out
+}
+
+// runtimeRoot is the root of the mount namespace the runtime's containers
+// are made in, as this host reaches it: "/", or, for a rootless podman,
+// its user's namespace (its pause process's /proc/PID/root), where a
+// companion's mounts propagate.
+func runtimeRoot(t *testing.T) string {
+	t.Helper()
+	rr, ok := daemon(t).(backends.RootlessReporter)
+	if !ok {
+		return "/"
+	}
+	if rootless, err := rr.Rootless(context.Background()); err != nil || !rootless {
+		return "/"
+	}
+	var st syscall.Stat_t
+	sock := strings.TrimPrefix(os.Getenv("CORNUS_PODMAN_SOCKET"), "unix://")
+	if err := syscall.Stat(sock, &st); err != nil {
+		t.Fatalf("the rootless podman's socket %q: %v", sock, err)
+	}
+	pid, err := os.ReadFile(fmt.Sprintf("/run/user/%d/libpod/tmp/pause.pid", st.Uid))
+	if err != nil {
+		t.Fatalf("the rootless podman's pause process: %v", err)
+	}
+	return "/proc/" + strings.TrimSpace(string(pid)) + "/root"
+}
+
+// isSymlinkInRuntime reports whether path (below runtimeRoot) is a
+// symlink as the runtime's namespace sees it: a rootless podman's FUSE
+// mounts answer only processes of its user namespace, so the look is
+// taken from there.
+func isSymlinkInRuntime(t *testing.T, path string) bool {
+	t.Helper()
+	root := runtimeRoot(t)
+	if root == "/" {
+		st, err := os.Lstat(path)
+		return err == nil && st.Mode()&os.ModeSymlink != 0
+	}
+	pid := strings.TrimPrefix(filepath.Dir(root), "/proc/")
+	out, _ := exec.Command("nsenter", "-t", pid, "-U", "-m", "--", "stat", "-c", "%F", strings.TrimPrefix(path, root)).Output()
+	return strings.TrimSpace(string(out)) == "symbolic link"
 }

@@ -2,9 +2,9 @@
 # setup.sh: install and start what cornus's tests and demo need on a fresh
 # Debian 12 machine (run as root): busybox-static for local test images, a
 # Docker daemon, the devcontainer CLI (a client of the Docker API proxy),
-# and every other backend's daemon (containerd, incusd, podman, the
-# Kubernetes test cluster: its first run builds Kubernetes, ~15 min, cached
-# by version), and buildkitd for builds on the backends without a builder
+# and every other backend's daemon (containerd, incusd, podman rootful and
+# rootless, the Kubernetes test cluster: its first run builds Kubernetes,
+# ~15 min, cached by version), and buildkitd for builds on the backends without a builder
 # of their own (its first run builds it, ~5 min, cached by version), and
 # the OCI conformance test (~20 s, cached by version), skopeo, and helm
 # (the chart's tests; its first run builds it, ~7 min, cached by version).
@@ -43,6 +43,7 @@ fi
 "$here/conformance.sh" >/dev/null
 "$here/incus.sh"
 "$here/podman.sh"
+"$here/podman-rootless.sh"
 "$here/k8s.sh"
 "$here/sshfs.sh" >/dev/null
 "$here/helm.sh" >/dev/null

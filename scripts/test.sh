@@ -20,7 +20,7 @@
 #   containerd → bare  (they share CNI's address space: one after the other)
 #   kubernetes
 #   incus
-#   podman
+#   podman → podman-rootless (remote mode's tests only)
 #
 # and each lane, when its own runs end, takes fuzz targets (CPU only, no
 # daemon) from one queue until none is left, so that they fill whichever
@@ -57,7 +57,12 @@ lane_node=(
 )
 lane_kubernetes=("kubernetes CORNUS_DEPLOY_BACKEND=kubernetes KUBECONFIG=/run/cornus-k8s/cornus.kubeconfig")
 lane_incus=("incus CORNUS_DEPLOY_BACKEND=incus")
-lane_podman=("podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock")
+# podman-rootless: remote mode on a rootless podman (scripts/podman-rootless.sh),
+# its TestRemoteMode tests only (E2E_RUN: go test -run).
+lane_podman=(
+	"podman CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman/podman.sock"
+	"podman-rootless CORNUS_DEPLOY_BACKEND=podman CORNUS_PODMAN_SOCKET=/run/cornus-podman-rootless/podman.sock E2E_RUN=^TestRemoteMode"
+)
 e2e_all=("${lane_node[@]}" "${lane_kubernetes[@]}" "${lane_incus[@]}" "${lane_podman[@]}")
 
 # The fuzz targets: package, target, default count of inputs (15-60 s
@@ -141,13 +146,19 @@ quiet() {
 	} 9>"$TEST_LOGS/.print.lock"
 }
 
-# e2e_runs RUN...: e2e runs, one after the other.
+# e2e_runs RUN...: e2e runs, one after the other (E2E_RUN=PATTERN among a
+# run's variables selects its tests).
 e2e_runs() {
-	local run envs
+	local run envs sel
 	for run in "$@"; do
 		envs=${run#* }
+		sel=()
+		if [[ " $envs " == *" E2E_RUN="* ]]; then
+			sel=${envs##*E2E_RUN=}
+			sel=(-run "${sel%% *}")
+		fi
 		# shellcheck disable=SC2086 # envs is a list of NAME=VALUE words
-		quiet "e2e/${run%% *}" "$envs" env $envs "$GO" test -count=1 -timeout "$TEST_TIMEOUT" ./e2e
+		quiet "e2e/${run%% *}" "$envs" env $envs "$GO" test -count=1 -timeout "$TEST_TIMEOUT" "${sel[@]}" ./e2e
 	done
 }
 
