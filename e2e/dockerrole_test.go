@@ -63,6 +63,18 @@ services:
 	if !strings.Contains(ps, "web running") {
 		t.Errorf("docker compose ps inside: %q", ps)
 	}
+	// Attached, as a developer runs it: the sibling's output streams back
+	// (attach) and its exit ends the up (events, wait).
+	once := `services:
+  once:
+    image: ` + image + `
+    command: ["sh", "-c", "echo hello-from-sibling; sleep 1"]
+`
+	attached := "mkdir -p /tmp/once && cd /tmp/once && cat > compose.yaml && docker-compose -p " + sib + "a up --abort-on-container-exit 2>&1; docker-compose -p " + sib + "a down 2>&1"
+	t.Cleanup(func() { removeProject(t, b, sib+"a") })
+	if out, errOut, _ := p.runIn(strings.NewReader(once), "compose", "exec", "-T", "dev", "sh", "-c", attached); !strings.Contains(out, "| hello-from-sibling") || !strings.Contains(out, "exited with code 0") {
+		t.Errorf("docker compose up, attached, inside the workload:\n%s%s", out, errOut)
+	}
 	// The sibling is the tenant's: its client sees it through the server.
 	if got := p.must("compose", "ls"); !strings.Contains(got, sib) {
 		t.Errorf("cornus ls through the server does not list the sibling project %s:\n%s", sib, got)
