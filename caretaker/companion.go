@@ -247,14 +247,26 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 // refuseBeside refuses, for a sibling companion, the roles that need the
 // app's network namespace or mounts propagated into it.
 func (c *Companions) refuseBeside(a spec.App, mounts []AppMount) error {
-	why := fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", c.Backend.Name())
 	switch {
 	case len(mounts) > 0:
-		return fmt.Errorf("services.%s: client-local mount at %s: %s, and its mounts cannot reach the app: %w", a.Name, mounts[0].Target, why, errdefs.ErrNotImplemented)
+		return BesideRefusal(c.Backend.Name(), a.Name, mounts[0].Target)
 	case len(a.Credentials) > 0:
-		return fmt.Errorf("services.%s.credentials: %s: no tmpfs it mounts nor endpoint on its loopback reaches the app: %w", a.Name, why, errdefs.ErrNotImplemented)
+		return BesideRefusal(c.Backend.Name(), a.Name, "")
 	}
 	return nil
+}
+
+// BesideRefusal is the refusal, on a backend whose companions run beside
+// their apps (backends.SiblingCompanions), of service's client-local
+// mount at target, or ("" target) of its credentials: both need the
+// app's namespaces. The server says it before anything is made; the
+// companion again.
+func BesideRefusal(backend, service, target string) error {
+	why := fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", backend)
+	if target != "" {
+		return fmt.Errorf("services.%s: client-local mount at %s: %s, and its mounts cannot reach the app: %w", service, target, why, errdefs.ErrNotImplemented)
+	}
+	return fmt.Errorf("services.%s.credentials: %s: no tmpfs it mounts nor endpoint on its loopback reaches the app: %w", service, why, errdefs.ErrNotImplemented)
 }
 
 // refuseBypass refuses what would take a transparent-mode app past its

@@ -12,7 +12,7 @@ import (
 )
 
 // recordRelayed records what a deployed p's caretakers may relay: its
-// egress policies and its credentials' names.
+// egress policies, its credentials' names and its docker endpoints.
 func (s *Server) recordRelayed(p spec.Project) error {
 	if err := s.policies.set(p); err != nil {
 		return err

@@ -176,19 +176,35 @@ func (sc *scoped) Exec(ctx context.Context, id string, o backends.ExecOptions) (
 // deployment's) if the tenant may, and refuses a volume of that name
 // that exists and is not the tenant's.
 func (sc *scoped) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
-	if err := sc.ownName("volume", v.Key, v.Volume.Name); err != nil {
-		return backends.Volume{}, err
+	return ensureOwned(ctx, sc, "volume", v.Key, v.Volume.Name, v.Labels, v.Project,
+		func(labels map[string]string, project string) (backends.Volume, error) {
+			v.Labels, v.Project = labels, project
+			return sc.b.EnsureVolume(ctx, v)
+		}, func(got backends.Volume) (string, map[string]string) { return got.Name, got.Labels })
+}
+
+// ensureOwned is a volume's or network's EnsureVolume or EnsureNetwork
+// (ensure, with the labels and project claimLabels gives it) for a name
+// of the tenant's own (ownName), refusing what it returns when that
+// existed and is not the tenant's (runtimes find them by name).
+func ensureOwned[T any](ctx context.Context, sc *scoped, what, key, name string, labels map[string]string, project string,
+	ensure func(labels map[string]string, project string) (T, error), of func(T) (string, map[string]string)) (T, error) {
+	var zero T
+	if err := sc.ownName(what, key, name); err != nil {
+		return zero, err
 	}
-	labels, project, err := sc.claimLabels(ctx, "volume "+v.Key, v.Labels, v.Project)
+	labels, project, err := sc.claimLabels(ctx, what+" "+key, labels, project)
 	if err != nil {
-		return backends.Volume{}, err
+		return zero, err
 	}
-	v.Labels, v.Project = labels, project
-	got, err := sc.b.EnsureVolume(ctx, v)
-	if err == nil && !sc.mine(got.Labels) {
-		return backends.Volume{}, fmt.Errorf("%w: volume %s exists and is not one of your projects'", errdefs.ErrPermissionDenied, got.Name)
+	got, err := ensure(labels, project)
+	if err != nil {
+		return got, err
 	}
-	return got, err
+	if gotName, gotLabels := of(got); !sc.mine(gotLabels) {
+		return zero, fmt.Errorf("%w: %s %s exists and is not one of your projects'", errdefs.ErrPermissionDenied, what, gotName)
+	}
+	return got, nil
 }
 
 func (sc *scoped) ListVolumes(ctx context.Context, o backends.ListOptions) ([]backends.Volume, error) {

@@ -116,11 +116,9 @@ func (sc *scoped) admitNamespaces(ctx context.Context, at string, c backends.Con
 // admitAttachments: the networks a container joins and the named volumes
 // it mounts are the tenant's (an anonymous volume is new).
 func (sc *scoped) admitAttachments(ctx context.Context, at string, c backends.ContainerSpec) error {
-	if len(c.Networks) > 0 {
-		for _, n := range c.Networks {
-			if _, err := sc.network(ctx, n.Network); err != nil {
-				return fmt.Errorf("%w: %s: network %s is not one of your projects'", errdefs.ErrPermissionDenied, at, n.Network)
-			}
+	for _, n := range c.Networks {
+		if _, err := sc.network(ctx, n.Network); err != nil {
+			return fmt.Errorf("%w: %s: network %s is not one of your projects'", errdefs.ErrPermissionDenied, at, n.Network)
 		}
 	}
 	var named []string
@@ -163,19 +161,11 @@ func (sc *scoped) network(ctx context.Context, ref string) (backends.Network, er
 }
 
 func (sc *scoped) EnsureNetwork(ctx context.Context, n backends.NetworkSpec) (backends.Network, error) {
-	if err := sc.ownName("network", n.Key, n.Network.Name); err != nil {
-		return backends.Network{}, err
-	}
-	labels, project, err := sc.claimLabels(ctx, "network "+n.Key, n.Labels, n.Project)
-	if err != nil {
-		return backends.Network{}, err
-	}
-	n.Labels, n.Project = labels, project
-	got, err := sc.networks().EnsureNetwork(ctx, n)
-	if err == nil && !sc.mine(got.Labels) {
-		return backends.Network{}, fmt.Errorf("%w: network %s exists and is not one of your projects'", errdefs.ErrPermissionDenied, got.Name)
-	}
-	return got, err
+	return ensureOwned(ctx, sc, "network", n.Key, n.Network.Name, n.Labels, n.Project,
+		func(labels map[string]string, project string) (backends.Network, error) {
+			n.Labels, n.Project = labels, project
+			return sc.networks().EnsureNetwork(ctx, n)
+		}, func(got backends.Network) (string, map[string]string) { return got.Name, got.Labels })
 }
 
 func (sc *scoped) ListNetworks(ctx context.Context, o backends.ListOptions) ([]backends.Network, error) {

@@ -70,12 +70,11 @@ func (s *Server) checkBeside(p spec.Project, mounts []api.LocalMount) error {
 	if !s.siblings {
 		return nil
 	}
-	why := fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", s.b.Name())
 	if len(mounts) > 0 {
-		return fmt.Errorf("%w: services.%s: client-local mount at %s: %s, and its mounts cannot reach the app", errdefs.ErrNotImplemented, mounts[0].Service, mounts[0].Target, why)
+		return caretaker.BesideRefusal(s.b.Name(), mounts[0].Service, mounts[0].Target)
 	}
 	if with := p.ServicesWithCredentials(); len(with) > 0 {
-		return fmt.Errorf("%w: services.%s.credentials: %s: no tmpfs it mounts nor endpoint on its loopback reaches the app", errdefs.ErrNotImplemented, with[0], why)
+		return caretaker.BesideRefusal(s.b.Name(), with[0], "")
 	}
 	return nil
 }
