@@ -191,6 +191,16 @@ type serverRelay struct {
 }
 
 func (r *serverRelay) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	return r.open(ctx, h, (*client.Session).Open)
+}
+
+// OpenEarly opens before the server's answer (client.Session.OpenEarly).
+func (r *serverRelay) OpenEarly(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	return r.open(ctx, h, (*client.Session).OpenEarly)
+}
+
+func (r *serverRelay) open(ctx context.Context, h api.StreamHeader,
+	open func(*client.Session, context.Context, api.StreamHeader) (net.Conn, error)) (net.Conn, error) {
 	if r == nil {
 		return nil, errors.New("no server to relay through (a local deployment)")
 	}
@@ -199,7 +209,7 @@ func (r *serverRelay) Open(ctx context.Context, h api.StreamHeader) (net.Conn, e
 		if err != nil {
 			return nil, err
 		}
-		c, err := s.Open(ctx, h)
+		c, err := open(s, ctx, h)
 		if err == nil || try == 1 || !s.Closed() {
 			return c, err
 		}

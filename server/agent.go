@@ -104,6 +104,6 @@ func (s *Server) relayAgent(project string, a api.AgentOpen, st net.Conn) {
 		replyDial(st, fmt.Errorf("%w: no forwarded agent %q in project %s", errdefs.ErrNotFound, a.ID, project))
 		return
 	}
-	conn, err := openStream(r.sess.mux, api.StreamHeader{Op: api.OpAgent, Agent: &a})
+	conn, err := r.sess.openRelayed(api.StreamHeader{Op: api.OpAgent, Agent: &a}, st)
 	bridge(st, conn, err)
 }

@@ -82,6 +82,6 @@ func (s *Server) relayCredential(project string, o api.CredentialOpen, st net.Co
 		replyDial(st, fmt.Errorf("%w: service %s of project %s declares no credential %q", errdefs.ErrPermissionDenied, o.Service, project, o.Name))
 		return
 	}
-	conn, err := s.sessions.openToClient(project, api.StreamHeader{Op: api.OpCredential, Credential: &o})
+	conn, err := s.sessions.openToClient(project, api.StreamHeader{Op: api.OpCredential, Credential: &o}, st)
 	bridge(st, conn, err)
 }

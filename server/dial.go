@@ -23,7 +23,7 @@ import (
 // to a workload of the session's project, then bytes both ways.
 func (s *Server) serveStream(ctx context.Context, sess *session, project string, st net.Conn) {
 	defer st.Close()
-	h, err := readHeader(st)
+	h, st, err := readHeader(st)
 	if err != nil {
 		replyDial(st, err)
 		return

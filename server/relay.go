@@ -124,6 +124,7 @@ func (ps *policies) forget(project string) {
 func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
+	w.Header().Set(api.HeaderEarlyData, "1") // serveRelayStream keeps what follows a header
 	c, err := muxconn.Accept(ctx, w, r)
 	if err != nil {
 		return // Accept answered
@@ -164,7 +165,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 func (s *Server) serveRelayStream(ctx context.Context, g grant, st net.Conn) {
 	defer st.Close()
 	project := g.Project
-	h, err := readHeader(st)
+	h, st, err := readHeader(st)
 	if err != nil {
 		replyDial(st, err)
 		return
@@ -213,7 +214,7 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 	switch route {
 	case egress.Client:
 		conn, err = s.sessions.openToClient(project, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
-			Service: e.Service, Replica: e.Replica, Dest: d.String(), Route: route}})
+			Service: e.Service, Replica: e.Replica, Dest: d.String(), Route: route}}, st)
 	case egress.Gateway:
 		if envlist.Get(s.cfg.Environ, EnvEgressGateway) != "1" {
 			err = fmt.Errorf("%w: egress to %s: route gateway (%s), and this server is no gateway (%s=1 makes it one)", errdefs.ErrPermissionDenied, d, by, EnvEgressGateway)
@@ -229,15 +230,45 @@ func (s *Server) relayEgress(ctx context.Context, project string, e api.EgressOp
 }
 
 // bridge answers a relayed stream st with how opening its far end went
-// and, once open, carries the bytes both ways until both are done.
+// and, once open, carries the bytes both ways until both are done. A far
+// end opened early (passing) answers st itself: its answer is the first
+// line it sends.
 func bridge(st, far net.Conn, err error) {
 	if err != nil {
 		replyDial(st, err)
 		return
 	}
 	defer far.Close()
-	replyDial(st, nil)
+	if p, ok := far.(passing); ok {
+		far = p.Conn
+	} else {
+		replyDial(st, nil)
+	}
 	streamcopy.Pipe(st, far)
+}
+
+// passing is a stream opened early to a session's client, its answer
+// unread: relayed, the answer passes to the stream's opener.
+type passing struct{ net.Conn }
+
+// openRelayed opens a stream carrying h to the session's client for
+// stream from, relayed there (bridge): early where the client keeps what
+// follows a header, what from's opener sent behind its own header going
+// on with h in one frame; else answered first.
+func (s *session) openRelayed(h api.StreamHeader, from net.Conn) (net.Conn, error) {
+	if !s.early {
+		return openStream(s.mux, h)
+	}
+	st, err := s.mux.OpenStream()
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(h)
+	if _, err := st.Write(append(append(b, '\n'), api.TakeEarly(from)...)); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return passing{st}, nil
 }
 
 // dialGateway connects to d for the gateway route: the addresses its name
@@ -260,8 +291,9 @@ func (s *Server) dialGateway(ctx context.Context, d egress.Destination, by strin
 	return conn, err
 }
 
-// readHeader reads a stream's opening line.
-func readHeader(st net.Conn) (api.StreamHeader, error) { return api.ReadHeader(st) }
+// readHeader reads a stream's opening line; the stream it returns reads
+// what followed the line first.
+func readHeader(st net.Conn) (api.StreamHeader, net.Conn, error) { return api.ReadHeader(st) }
 
 // openStream opens a stream on mux with h and waits for the answer.
 func openStream(mux *yamux.Session, h api.StreamHeader) (net.Conn, error) {

@@ -20,44 +20,31 @@ import (
 // back). make bench prints both side by side.
 func BenchmarkEgress(b *testing.B) {
 	ts := newTestServer(b)
-	ts.srv.cfg.AdvertiseURL = ts.http.URL // what the companions would dial
 	const bulk = 16 << 20
 	target := serveBytes(b, bulk)
-	p := sleeperProject(uniqueProject("egb"))
-	app := p.Services["app"]
-	app.Egress = &spec.Egress{Mode: spec.EgressEnv, Default: egress.Client}
-	p.Services["app"] = app
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cl, _ := client.New(ts.http.URL, ts.alice)
-	sess, err := cl.OpenSession(ctx, p.Name, false)
+	block := &spec.Egress{Mode: spec.EgressEnv, Default: egress.Client}
+	pol, err := egress.Compile(block, "bench", egress.PACOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer sess.Close()
-	pol, _ := egress.Compile(app.Egress, "bench", egress.PACOptions{})
-	sess.Handle(api.OpEgress, client.EgressHandlerDialing(map[string]*egress.Policy{"app": pol},
-		func(ctx context.Context, hostport string) (net.Conn, error) {
+	relay := egressRelay(ctx, ts, block,
+		client.EgressHandlerDialing(map[string]*egress.Policy{"app": pol}, func(ctx context.Context, hostport string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", target)
 		}))
-	// The deployment, made under the session as an up makes it.
-	ts.mustUpWithSession(p, ts.alice, sess.ID)
-	tok := ts.caretakerToken(p.Name)
-	ct, _ := client.New(ts.http.URL, tok)
-	relay, err := ct.OpenRelay(ctx, p.Name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer relay.Close()
 	dialDirect := func() (net.Conn, error) { return net.Dial("tcp", target) }
-	dialRelay := func() (net.Conn, error) {
-		return relay.Open(ctx, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: "example.test:443", Route: egress.Client}})
-	}
+	h := api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: "example.test:443", Route: egress.Client}}
+	// relay is a connection the transparent redirect relays (opened
+	// early: the first bytes behind the header); relay-answered one the
+	// proxy's CONNECT relays (its answer awaited before any byte).
+	dialRelay := func() (net.Conn, error) { return relay.OpenEarly(ctx, h) }
+	dialAnswered := func() (net.Conn, error) { return relay.Open(ctx, h) }
 	for _, path := range []struct {
 		name string
 		dial func() (net.Conn, error)
-	}{{"direct", dialDirect}, {"relay", dialRelay}} {
+	}{{"direct", dialDirect}, {"relay", dialRelay}, {"relay-answered", dialAnswered}} {
 		b.Run("bulk/"+path.name, func(b *testing.B) {
 			b.SetBytes(bulk)
 			for b.Loop() {

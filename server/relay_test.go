@@ -89,45 +89,58 @@ func TestRelayRechecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer relay.Close()
-	open := func(dest, claim string) (string, error) {
-		c, err := relay.Open(ctx, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: dest, Route: claim}})
+	// Each case opens as a proxy's CONNECT does (the answer awaited) and
+	// as a redirected connection does (early, its request sent behind
+	// the header): a refusal reads the same.
+	open := func(dest, claim string, early bool) (string, error) {
+		h := api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: dest, Route: claim}}
+		openStream := relay.Open
+		if early {
+			openStream = relay.OpenEarly
+		}
+		c, err := openStream(ctx, h)
 		if err != nil {
 			return "", err
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
-		b, _ := io.ReadAll(c)
-		return string(b), nil
-	}
-	for _, tc := range []struct {
-		dest, claim string
-		reach       bool
-		kind        func(error) bool
-		says        string
-	}{
-		{"git.corp.test:443", egress.Client, true, nil, ""},
-		// Lies: the server decides, and acts on its own decision.
-		{"blocked.test:443", egress.Client, false, errdefs.IsPermissionDenied, "denied (rules[1] blocked.test)"},
-		{"example.org:443", egress.Client, false, errdefs.IsFailedPrecondition, "route cluster"},
-		{"gw.test:443", egress.Client, false, errdefs.IsPermissionDenied, "no gateway"},
-		// The server says client; the client's own policy says deny.
-		{"drift.test:443", egress.Client, false, errdefs.IsPermissionDenied, "this client's policy says deny"},
-	} {
-		out, err := open(tc.dest, tc.claim)
-		if tc.reach {
-			if err != nil || !strings.Contains(out, "client-side target") {
-				t.Fatalf("%s: %q, %v", tc.dest, out, err)
-			}
-			continue
+		_, werr := fmt.Fprintf(c, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+		b, err := io.ReadAll(c)
+		if err == nil {
+			err = werr
 		}
-		if err == nil || !tc.kind(err) || !strings.Contains(err.Error(), tc.says) {
-			t.Fatalf("%s claimed %s: want a refusal saying %q, got %q, %v", tc.dest, tc.claim, tc.says, out, err)
+		return string(b), err
+	}
+	for _, early := range []bool{false, true} {
+		for _, tc := range []struct {
+			dest, claim string
+			reach       bool
+			kind        func(error) bool
+			says        string
+		}{
+			{"git.corp.test:443", egress.Client, true, nil, ""},
+			// Lies: the server decides, and acts on its own decision.
+			{"blocked.test:443", egress.Client, false, errdefs.IsPermissionDenied, "denied (rules[1] blocked.test)"},
+			{"example.org:443", egress.Client, false, errdefs.IsFailedPrecondition, "route cluster"},
+			{"gw.test:443", egress.Client, false, errdefs.IsPermissionDenied, "no gateway"},
+			// The server says client; the client's own policy says deny.
+			{"drift.test:443", egress.Client, false, errdefs.IsPermissionDenied, "this client's policy says deny"},
+		} {
+			out, err := open(tc.dest, tc.claim, early)
+			if tc.reach {
+				if err != nil || !strings.Contains(out, "client-side target") {
+					t.Fatalf("%s (early %v): %q, %v", tc.dest, early, out, err)
+				}
+				continue
+			}
+			if err == nil || !tc.kind(err) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("%s claimed %s (early %v): want a refusal saying %q, got %q, %v", tc.dest, tc.claim, early, tc.says, out, err)
+			}
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(dialed) != 1 || dialed[0] != "git.corp.test:443" {
-		t.Fatalf("the client dialed %v, want only git.corp.test:443", dialed)
+	if len(dialed) != 2 || dialed[0] != "git.corp.test:443" || dialed[1] != dialed[0] {
+		t.Fatalf("the client dialed %v, want only git.corp.test:443, once per way of opening", dialed)
 	}
 	// A caretaker token is good for its own deployment's relay only.
 	if _, err := ct.OpenRelay(ctx, p.Name+"x"); err == nil || !errdefs.IsPermissionDenied(err) {

@@ -207,6 +207,6 @@ func (s *Server) relayMount(project string, m api.MountOpen, st net.Conn) {
 		replyDial(st, fmt.Errorf("%w: project %s has no client-local mount %d", errdefs.ErrNotFound, project, m.Index))
 		return
 	}
-	conn, err := openStream(sess.mux, api.StreamHeader{Op: api.OpMount, Mount: &m})
+	conn, err := sess.openRelayed(api.StreamHeader{Op: api.OpMount, Mount: &m}, st)
 	bridge(st, conn, err)
 }

@@ -93,6 +93,9 @@ type session struct {
 	project string // the deployment it owns ("" until an up names it)
 	detach  bool
 	mux     *yamux.Session
+	// early: the client keeps bytes sent behind a stream's header
+	// (api.HeaderEarlyData): relayed streams pass its answer through.
+	early bool
 
 	mountMu sync.Mutex
 	mounts  *localMounts // client-local mounts, nil until the first
@@ -167,7 +170,8 @@ func (ss *sessions) awaitRemoval(ctx context.Context, project string, then func(
 func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
-	sess := &session{id: hex.EncodeToString(idb), tenant: id.tenant, detach: r.URL.Query().Get("detach") == "1"}
+	sess := &session{id: hex.EncodeToString(idb), tenant: id.tenant, detach: r.URL.Query().Get("detach") == "1",
+		early: r.Header.Get(api.HeaderEarlyData) == "1"}
 	project := r.PathValue("project")
 	resume := r.URL.Query().Get("resume")
 	undo := func() {}
@@ -179,6 +183,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 		}
 	}
 	w.Header().Set(api.HeaderSession, sess.id)
+	w.Header().Set(api.HeaderEarlyData, "1") // serveStream keeps what follows a header
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	c, err := muxconn.Accept(ctx, w, r)
@@ -217,8 +222,9 @@ func muxConfig() *yamux.Config {
 	return conf
 }
 
-// openToClient opens a stream to the client holding project's session.
-func (ss *sessions) openToClient(project string, h api.StreamHeader) (net.Conn, error) {
+// openToClient opens a stream to the client holding project's session,
+// for stream from, relayed to it (openRelayed).
+func (ss *sessions) openToClient(project string, h api.StreamHeader, from net.Conn) (net.Conn, error) {
 	// The deploying session first: companions ask for credentials (and
 	// apps may route to the client) before their up ends, and it owns
 	// the project once it does (the same tenant's: ownership is claimed
@@ -227,7 +233,7 @@ func (ss *sessions) openToClient(project string, h api.StreamHeader) (net.Conn, 
 	if s == nil {
 		return nil, fmt.Errorf("%w: project %s has no client session to carry the client's streams (egress, credentials; a detached deployment has none)", errdefs.ErrFailedPrecondition, project)
 	}
-	return openStream(s.mux, h)
+	return s.openRelayed(h, from)
 }
 
 type discardLogger struct{}

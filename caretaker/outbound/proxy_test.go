@@ -38,6 +38,11 @@ func (f *fakeRelay) Open(ctx context.Context, h api.StreamHeader) (net.Conn, err
 	return d.DialContext(ctx, "tcp", h.Egress.Dest)
 }
 
+// OpenEarly is Open: the fake has no answer to wait for.
+func (f *fakeRelay) OpenEarly(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	return f.Open(ctx, h)
+}
+
 func policy(t *testing.T, e spec.Egress) *egress.Policy {
 	t.Helper()
 	p, err := egress.Compile(&e, "test", egress.PACOptions{})

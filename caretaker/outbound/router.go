@@ -13,9 +13,11 @@ import (
 )
 
 // Opener opens a relayed stream: the caretaker's connection to the
-// server.
+// server. Open waits for the server's answer; OpenEarly may return the
+// stream before it (its refusal then the first Read's error, api.Answer).
 type Opener interface {
 	Open(ctx context.Context, h api.StreamHeader) (net.Conn, error)
+	OpenEarly(ctx context.Context, h api.StreamHeader) (net.Conn, error)
 }
 
 // Router decides and connects one service replica's outbound connections.
@@ -46,6 +48,18 @@ func (r *Router) Decide(d egress.Destination) egress.Decision {
 // Connect decides d's route and connects it; a refusal names the route
 // and what decided it.
 func (r *Router) Connect(ctx context.Context, d egress.Destination) (net.Conn, egress.Decision, error) {
+	return r.connect(ctx, d, false)
+}
+
+// ConnectEarly is Connect for a caller with nothing to answer its own
+// peer but a close (a redirected connection): a relayed route returns
+// before the server's answer, so the first bytes go with the stream's
+// header; api.Answer then has the refusal.
+func (r *Router) ConnectEarly(ctx context.Context, d egress.Destination) (net.Conn, egress.Decision, error) {
+	return r.connect(ctx, d, true)
+}
+
+func (r *Router) connect(ctx context.Context, d egress.Destination, early bool) (net.Conn, egress.Decision, error) {
 	if d.Port == 0 {
 		return nil, egress.Decision{}, fmt.Errorf("%w: egress to %s: no port", errdefs.ErrInvalidArgument, d)
 	}
@@ -68,7 +82,11 @@ func (r *Router) Connect(ctx context.Context, d egress.Destination) (net.Conn, e
 		if r.Relay == nil {
 			return nil, dec, fmt.Errorf("%w: egress to %s: route %s (%s) needs the server relay, and this caretaker has none", errdefs.ErrFailedPrecondition, d, dec.Route, dec.By)
 		}
-		c, err := r.Relay.Open(ctx, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
+		open := r.Relay.Open
+		if early {
+			open = r.Relay.OpenEarly
+		}
+		c, err := open(ctx, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{
 			Service: r.Service, Replica: r.Replica, Dest: d.String(), Route: dec.Route}})
 		if err != nil {
 			return nil, dec, fmt.Errorf("egress to %s (route %s, %s): %w", d, dec.Route, dec.By, err)

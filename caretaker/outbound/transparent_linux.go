@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/server/api"
 )
 
 // TableName is the nftables table transparent mode installs in the
@@ -171,12 +172,16 @@ func (t *Transparent) serve(ctx context.Context, c net.Conn) {
 		return
 	}
 	d := egress.Destination{Host: dst.Addr().String(), IP: dst.Addr(), Port: int(dst.Port())}
-	up, dec, err := t.Router.Connect(ctx, d)
-	t.Proxy.logged(d, dec, err)
+	// The app's connection is accepted already: a relayed one is opened
+	// early, the app's first bytes behind its header, and logged with
+	// the server's answer.
+	up, dec, err := t.Router.ConnectEarly(ctx, d)
 	if err != nil {
+		t.Proxy.logged(d, dec, err)
 		return
 	}
 	defer up.Close()
+	go func() { t.Proxy.logged(d, dec, api.Answer(up)) }()
 	pipe(c, c, up)
 }
 

@@ -25,6 +25,12 @@ const (
 	// HeaderPathStat carries the stat of a compose cp's path (base64 of
 	// a PathStat's JSON) on GET /v1/projects/{project}/archive.
 	HeaderPathStat = "X-Cornus-Path-Stat"
+	// HeaderEarlyData ("1"), on a session's or a relay's upgrade, says
+	// the side sending it keeps what follows a stream's opening line
+	// (ReadHeader): the other side may send bytes behind a header before
+	// its answer (OpenEarly) and pass a far end's answer through as its
+	// own, a round trip saved at each hop.
+	HeaderEarlyData = "X-Cornus-Early-Data"
 )
 
 // Volume is one of GET /v1/projects/{project}/volumes.

@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/errdefs"
@@ -27,40 +28,131 @@ func OpenStream(st net.Conn, h StreamHeader, wait time.Duration) (net.Conn, erro
 		return nil, err
 	}
 	br := bufio.NewReader(st)
-	line, err := readLine(br)
-	if err != nil {
+	if err := readAnswer(br); err != nil {
 		st.Close()
 		return nil, err
-	}
-	var r DialReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		st.Close()
-		return nil, err
-	}
-	if r.Error != nil {
-		st.Close()
-		return nil, r.Error.Err()
 	}
 	_ = st.SetDeadline(time.Time{})
 	return &BufferedConn{Conn: st, R: br}, nil
 }
 
+// readAnswer reads the answer to a stream's header: nil, or the refusal.
+func readAnswer(br *bufio.Reader) error {
+	line, err := readLine(br)
+	if err != nil {
+		return err
+	}
+	var r DialReply
+	if err := json.Unmarshal(line, &r); err != nil {
+		return err
+	}
+	if r.Error != nil {
+		return r.Error.Err()
+	}
+	return nil
+}
+
+// OpenEarly opens a stream carrying h on st and returns it at once, its
+// answer unread: h goes out with the first write (one frame, no round
+// trip waited for), or before the first read. The first Read (or Answer)
+// reads the answer, waiting at most wait; a refusal is then its error,
+// and what was written is lost. Only a peer that keeps what follows a
+// header (HeaderEarlyData) may be sent bytes early.
+func OpenEarly(st net.Conn, h StreamHeader, wait time.Duration) (net.Conn, error) {
+	b, _ := json.Marshal(h)
+	return &earlyConn{Conn: st, wait: wait, header: append(b, '\n')}, nil
+}
+
+// earlyConn is a stream opened early: its header is sent with the first
+// write, its answer read once, first.
+type earlyConn struct {
+	net.Conn
+	wait time.Duration
+
+	mu     sync.Mutex
+	header []byte // until sent
+	sent   atomic.Bool
+
+	once   sync.Once
+	answer error
+	rest   net.Conn // the stream behind the answer
+}
+
+func (c *earlyConn) Write(p []byte) (int, error) {
+	if !c.sent.Load() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.sent.Load() {
+			n, err := c.Conn.Write(append(c.header, p...))
+			c.sent.Store(true)
+			return max(n-len(c.header), 0), err
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// sendHeader sends the header if no write has yet.
+func (c *earlyConn) sendHeader() error {
+	if c.sent.Load() {
+		return nil
+	}
+	_, err := c.Write(nil)
+	return err
+}
+
+func (c *earlyConn) awaitAnswer() error {
+	c.once.Do(func() {
+		if err := c.sendHeader(); err != nil {
+			c.answer = err
+			return
+		}
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.wait))
+		br := bufio.NewReaderSize(c.Conn, maxHeader)
+		c.answer = readAnswer(br)
+		_ = c.Conn.SetReadDeadline(time.Time{})
+		c.rest = behind(c.Conn, br)
+	})
+	return c.answer
+}
+
+func (c *earlyConn) Read(p []byte) (int, error) {
+	if err := c.awaitAnswer(); err != nil {
+		return 0, err
+	}
+	return c.rest.Read(p)
+}
+
+func (c *earlyConn) CloseWrite() error {
+	_ = c.sendHeader() // a stream that sent nothing still opens (its write side then closed)
+	return closeWrite(c.Conn)
+}
+
+// Answer waits for the answer to a stream opened early (OpenEarly) and
+// returns its refusal; nil for any other stream (answered when opened).
+func Answer(c net.Conn) error {
+	if ec, ok := c.(*earlyConn); ok {
+		return ec.awaitAnswer()
+	}
+	return nil
+}
+
 // ReadHeader reads the opening line of a stream the other side opened
-// (bounded in size and time).
-func ReadHeader(st net.Conn) (StreamHeader, error) {
+// (bounded in size and time). The stream it returns reads what came
+// behind the line first: an opener may send bytes before the answer
+// (OpenEarly).
+func ReadHeader(st net.Conn) (StreamHeader, net.Conn, error) {
 	var h StreamHeader
 	_ = st.SetReadDeadline(time.Now().Add(headerWait))
 	defer func() { _ = st.SetReadDeadline(time.Time{}) }()
-	// The opener sends nothing more before the answer: nothing past the
-	// line is read here and lost.
-	line, err := readLine(bufio.NewReaderSize(io.LimitReader(st, maxHeader), maxHeader))
+	br := bufio.NewReaderSize(st, maxHeader)
+	line, err := readLine(br)
 	if err != nil {
-		return h, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
+		return h, st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
 	}
 	if err := json.Unmarshal(line, &h); err != nil {
-		return h, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
+		return h, st, fmt.Errorf("%w: stream header: %v", errdefs.ErrInvalidArgument, err)
 	}
-	return h, nil
+	return h, behind(st, br), nil
 }
 
 // Reply answers a stream's header: nil to go ahead, else the refusal.
@@ -93,3 +185,51 @@ func (c *BufferedConn) Read(p []byte) (int, error) { return c.R.Read(p) }
 // CloseWrite half-closes the stream (yamux closes its write side on
 // Close only): the whole stream is closed.
 func (c *BufferedConn) CloseWrite() error { return c.Conn.Close() }
+
+// behind is st reading what br buffered of it first.
+func behind(st net.Conn, br *bufio.Reader) net.Conn {
+	if br.Buffered() == 0 {
+		return st
+	}
+	rest, _ := br.Peek(br.Buffered())
+	return &prefixConn{Conn: st, rest: rest}
+}
+
+// prefixConn reads rest, then its stream.
+type prefixConn struct {
+	net.Conn
+	rest []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.rest) == 0 {
+		return c.Conn.Read(p)
+	}
+	n := copy(p, c.rest)
+	c.rest = c.rest[n:]
+	return n, nil
+}
+
+// TakeEarly returns the bytes st's opener sent behind its header that
+// ReadHeader buffered, and drops them from st: a relay sends them on
+// with its own header, in one frame.
+func TakeEarly(st net.Conn) []byte {
+	pc, ok := st.(*prefixConn)
+	if !ok {
+		return nil
+	}
+	rest := pc.rest
+	pc.rest = nil
+	return rest
+}
+
+func (c *prefixConn) CloseWrite() error { return closeWrite(c.Conn) }
+
+// closeWrite half-closes c where it can, else closes it (a yamux stream
+// half-closes on Close).
+func closeWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Close()
+}

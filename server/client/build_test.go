@@ -18,12 +18,12 @@ func ask(t *testing.T, bf buildFiles, b api.BuildOpen) (string, error) {
 	t.Helper()
 	srv, cli := net.Pipe()
 	go func() {
-		h, err := api.ReadHeader(cli)
+		h, st, err := api.ReadHeader(cli)
 		if err != nil {
 			cli.Close()
 			return
 		}
-		bf.serve(h, cli)
+		bf.serve(h, st)
 	}()
 	c, err := api.OpenStream(srv, api.StreamHeader{Op: api.OpBuild, Build: &b}, 5e9)
 	if err != nil {

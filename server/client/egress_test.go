@@ -51,12 +51,12 @@ func TestEgressRefusesOwnLoopback(t *testing.T) {
 	open := func(service, dest string) error {
 		a, b := net.Pipe()
 		go func() {
-			hdr, err := api.ReadHeader(b)
+			hdr, st, err := api.ReadHeader(b)
 			if err != nil {
 				b.Close()
 				return
 			}
-			h(hdr, b)
+			h(hdr, st)
 		}()
 		c, err := api.OpenStream(a, api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: service, Dest: dest, Route: egress.Client}}, 20*time.Second)
 		if err == nil {

@@ -41,7 +41,9 @@ func (c *Client) dialWS(ctx context.Context, path string) (*websocket.Conn, *htt
 // with the token (muxconn: without WebSocket frames where the server
 // agrees).
 func (c *Client) dialMux(ctx context.Context, path string, q url.Values) (*muxconn.Conn, *http.Response, error) {
-	conn, resp, err := muxconn.Dial(ctx, c.http, c.endpoint(path, q), c.bearer())
+	h := c.bearer()
+	h.Set(api.HeaderEarlyData, "1") // dispatch keeps what follows a header
+	conn, resp, err := muxconn.Dial(ctx, c.http, c.endpoint(path, q), h)
 	switch {
 	case err != nil:
 		return nil, nil, c.unreachable(err)

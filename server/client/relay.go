@@ -41,7 +41,7 @@ func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions
 		q.Set("service", o.Service)
 		q.Set("replica", strconv.Itoa(o.Replica))
 	}
-	conn, _, err := c.dialMux(ctx, api.Version+"/relay/"+url.PathEscape(project), q)
+	conn, resp, err := c.dialMux(ctx, api.Version+"/relay/"+url.PathEscape(project), q)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{mux: mux, conn: conn, handlers: maps.Clone(o.Handlers)}
+	s := &Session{mux: mux, conn: conn, early: earlyPeer(resp), handlers: maps.Clone(o.Handlers)}
 	if s.handlers == nil {
 		s.handlers = map[string]Handler{}
 	}

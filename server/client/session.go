@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -23,6 +24,9 @@ type Session struct {
 	ID   string
 	mux  *yamux.Session
 	conn io.Closer
+	// early: the server keeps bytes sent behind a stream's header
+	// (api.HeaderEarlyData).
+	early bool
 
 	mu       sync.Mutex
 	handlers map[string]Handler
@@ -59,7 +63,7 @@ func (c *Client) openSession(ctx context.Context, project string, q url.Values) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, conn: conn, handlers: map[string]Handler{}}
+	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, conn: conn, early: earlyPeer(resp), handlers: map[string]Handler{}}
 	go s.accept()
 	return s, nil
 }
@@ -83,7 +87,7 @@ func (s *Session) accept() {
 }
 
 func (s *Session) dispatch(st net.Conn) {
-	h, err := api.ReadHeader(st)
+	h, st, err := api.ReadHeader(st)
 	if err != nil {
 		Reply(st, err)
 		st.Close()
@@ -132,13 +136,41 @@ func (s *Session) Dial(ctx context.Context, d api.Dial) (net.Conn, error) {
 // Open opens a stream carrying h and waits for the other side's answer:
 // the stream, ready for bytes, or the refusal.
 func (s *Session) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	st, wait, err := s.openStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return api.OpenStream(st, h, wait)
+}
+
+// OpenEarly opens a stream carrying h and returns it before the answer
+// (api.OpenEarly) when the server takes early bytes, else as Open does:
+// for a caller that has nothing to tell its own peer on a refusal but
+// to close (a redirected connection, already accepted).
+func (s *Session) OpenEarly(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
+	if !s.early {
+		return s.Open(ctx, h)
+	}
+	st, wait, err := s.openStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return api.OpenEarly(st, h, wait)
+}
+
+// openStream opens a stream, with how long its answer may take.
+func (s *Session) openStream(ctx context.Context) (net.Conn, time.Duration, error) {
 	st, err := s.mux.OpenStream()
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, 0, fmt.Errorf("session: %w", err)
 	}
 	wait := 30 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		wait = time.Until(dl)
 	}
-	return api.OpenStream(st, h, wait)
+	return st, wait, nil
 }
+
+// earlyPeer reports whether the server of resp keeps bytes sent behind a
+// stream's header.
+func earlyPeer(resp *http.Response) bool { return resp.Header.Get(api.HeaderEarlyData) == "1" }

@@ -1,0 +1,62 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+)
+
+// TestEarlyBytes sends bytes behind a header before any answer: the
+// reader of the header gets them (ReadHeader keeps what it buffered), and
+// the opener reads the answer first, then what follows it, or the refusal.
+func TestEarlyBytes(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		opener, peer := net.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			defer peer.Close()
+			h, st, err := ReadHeader(peer)
+			if err != nil {
+				done <- err
+				return
+			}
+			early := make([]byte, 5)
+			if _, err := io.ReadFull(st, early); err != nil || string(early) != "early" || h.Op != OpEgress {
+				done <- errors.Join(errors.New("the bytes behind the header: "+string(early)), err)
+				return
+			}
+			if refuse {
+				Reply(st, errdefs.ErrPermissionDenied)
+				done <- nil
+				return
+			}
+			Reply(st, nil)
+			_, err = io.WriteString(st, "late")
+			done <- err
+		}()
+		c, err := OpenEarly(opener, StreamHeader{Op: OpEgress}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// net.Pipe has no buffer: this write returns once the peer read
+		// it, before any answer was sent.
+		if _, err := io.WriteString(c, "early"); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(c)
+		if perr := <-done; perr != nil {
+			t.Fatal(perr)
+		}
+		switch {
+		case refuse && (!errdefs.IsPermissionDenied(err) || !errdefs.IsPermissionDenied(Answer(c))):
+			t.Fatalf("refused: read %q, %v; Answer %v", b, err, Answer(c))
+		case !refuse && (err != nil || string(b) != "late" || Answer(c) != nil):
+			t.Fatalf("answered: read %q, %v", b, err)
+		}
+		c.Close()
+	}
+}
