@@ -58,7 +58,7 @@ func (s *Server) forwardAgent(r execReplica, tenant, sessionID string) (string, 
 	if err := s.agents.add(id, agentRoute{project: r.project, sess: sess}); err != nil {
 		return "", nil, err
 	}
-	ctl, err := s.openToReplica(r.ctx, r.project, r.service, r.index, api.StreamHeader{Op: api.OpAgent, Agent: &api.AgentOpen{ID: id}})
+	ctl, err := s.openToReplica(r.ctx, r.project, r.service, r.index, api.StreamHeader{Op: api.OpAgent, Agent: &api.AgentOpen{ID: id}}, nil)
 	if err != nil {
 		s.agents.remove(id)
 		return "", nil, fmt.Errorf("exec --forward-agent: %w", err)

@@ -44,10 +44,12 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	if s.remoteDial {
 		// Remote mode: dialed by the replica's companion, in its network
 		// namespace; UDP stays framed end to end.
-		conn, err = s.openToReplica(dctx, project, d.Service, d.Index, api.StreamHeader{Op: api.OpDial, Dial: &d})
-	} else {
-		conn, err = DialWorkload(dctx, s.b, s.e, project, d)
+		conn, err = s.openToReplica(dctx, project, d.Service, d.Index, api.StreamHeader{Op: api.OpDial, Dial: &d}, st)
+		cancel()
+		bridge(st, conn, err)
+		return
 	}
+	conn, err = DialWorkload(dctx, s.b, s.e, project, d)
 	cancel()
 	if err != nil {
 		replyDial(st, err)
@@ -55,7 +57,7 @@ func (s *Server) serveStream(ctx context.Context, sess *session, project string,
 	}
 	defer conn.Close()
 	replyDial(st, nil)
-	if d.Proto == "udp" && !s.remoteDial {
+	if d.Proto == "udp" {
 		pipeDatagrams(st, conn)
 		return
 	}

@@ -66,7 +66,7 @@ func TestConcurrentSessions(t *testing.T) {
 					fail(err)
 					return
 				}
-				if err := fetch(sess, p); err != nil {
+				if err := fetch(sess, ops.Load()%2 == 1); err != nil {
 					fail(err)
 					return
 				}
@@ -87,10 +87,16 @@ func TestConcurrentSessions(t *testing.T) {
 	}
 }
 
-func fetch(sess *client.Session, _ string) error {
+// fetch gets a page through the session, the stream opened early
+// (port-forward's way) or its answer awaited.
+func fetch(sess *client.Session, early bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := sess.Dial(ctx, api.Dial{Service: "web", Port: 8080})
+	dial := sess.Dial
+	if early {
+		dial = sess.DialEarly
+	}
+	conn, err := dial(ctx, api.Dial{Service: "web", Port: 8080})
 	if err != nil {
 		return err
 	}

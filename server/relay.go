@@ -146,7 +146,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 		n, err := strconv.Atoi(r.URL.Query().Get("replica"))
 		if err == nil && n >= 0 && len(svc) <= 256 {
 			k := replicaKey{project, svc, n}
-			s.relays.add(k, mux)
+			s.relays.add(k, peer{mux, r.Header.Get(api.HeaderEarlyData) == "1"})
 			defer s.relays.remove(k, mux)
 		}
 	}
@@ -251,15 +251,24 @@ func bridge(st, far net.Conn, err error) {
 // unread: relayed, the answer passes to the stream's opener.
 type passing struct{ net.Conn }
 
-// openRelayed opens a stream carrying h to the session's client for
-// stream from, relayed there (bridge): early where the client keeps what
-// follows a header, what from's opener sent behind its own header going
-// on with h in one frame; else answered first.
-func (s *session) openRelayed(h api.StreamHeader, from net.Conn) (net.Conn, error) {
-	if !s.early {
-		return openStream(s.mux, h)
+// peer is the far end of a client's session or a companion's relay
+// connection: the server opens streams on its mux.
+type peer struct {
+	mux *yamux.Session
+	// early: the peer keeps bytes sent behind a stream's header
+	// (api.HeaderEarlyData).
+	early bool
+}
+
+// openRelayed opens a stream carrying h to p for stream from, relayed
+// there (bridge): early where p keeps what follows a header, what from's
+// opener sent behind its own header going on with h in one frame, p's
+// answer passed through; else (or with no from) answered first.
+func (p peer) openRelayed(h api.StreamHeader, from net.Conn) (net.Conn, error) {
+	if !p.early || from == nil {
+		return openStream(p.mux, h)
 	}
-	st, err := s.mux.OpenStream()
+	st, err := p.mux.OpenStream()
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,7 @@ func refuseReservedLabels(p spec.Project) error {
 // opens port-forward and agent streams on them.
 type relays struct {
 	mu sync.Mutex
-	by map[replicaKey]*yamux.Session
+	by map[replicaKey]peer
 }
 
 type replicaKey struct {
@@ -130,41 +130,40 @@ type replicaKey struct {
 	replica          int
 }
 
-func (rs *relays) add(k replicaKey, mux *yamux.Session) {
+func (rs *relays) add(k replicaKey, p peer) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.by == nil {
-		rs.by = map[replicaKey]*yamux.Session{}
+		rs.by = map[replicaKey]peer{}
 	}
-	rs.by[k] = mux
+	rs.by[k] = p
 }
 
 func (rs *relays) remove(k replicaKey, mux *yamux.Session) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.by[k] == mux {
+	if rs.by[k].mux == mux {
 		delete(rs.by, k)
 	}
 }
 
-func (rs *relays) get(k replicaKey) *yamux.Session {
+func (rs *relays) get(k replicaKey) (peer, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if m := rs.by[k]; m != nil && !m.IsClosed() {
-		return m
-	}
-	return nil
+	p, ok := rs.by[k]
+	return p, ok && !p.mux.IsClosed()
 }
 
 // openToReplica opens a stream on the companion of a running replica of
-// service (by service or container name; index 1 when 0).
-func (s *Server) openToReplica(ctx context.Context, project, service string, index int, h api.StreamHeader) (net.Conn, error) {
+// service (by service or container name; index 1 when 0), for stream
+// from, relayed there (openRelayed; nil: a stream of the server's own).
+func (s *Server) openToReplica(ctx context.Context, project, service string, index int, h api.StreamHeader, from net.Conn) (net.Conn, error) {
 	c, err := replica(ctx, s.e, project, service, index)
 	if err != nil {
 		return nil, err
 	}
-	mux := s.relays.get(replicaKey{project, c.App(), c.ReplicaNumber()})
-	if mux == nil {
+	p, ok := s.relays.get(replicaKey{project, c.App(), c.ReplicaNumber()})
+	if !ok {
 		return nil, fmt.Errorf("%w: %s has no caretaker companion connected (remote mode reaches replicas through it)", errdefs.ErrUnavailable, c.Name)
 	}
 	if h.Dial != nil {
@@ -179,7 +178,7 @@ func (s *Server) openToReplica(ctx context.Context, project, service string, ind
 		}
 		h.Dial = &d
 	}
-	return openStream(mux, h)
+	return p.openRelayed(h, from)
 }
 
 // besideAddress is replica c's address on a network its companion,

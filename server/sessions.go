@@ -92,10 +92,7 @@ type session struct {
 	tenant  string
 	project string // the deployment it owns ("" until an up names it)
 	detach  bool
-	mux     *yamux.Session
-	// early: the client keeps bytes sent behind a stream's header
-	// (api.HeaderEarlyData): relayed streams pass its answer through.
-	early bool
+	peer    // the client: streams relayed to it pass its answer through
 
 	mountMu sync.Mutex
 	mounts  *localMounts // client-local mounts, nil until the first
@@ -171,7 +168,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
 	sess := &session{id: hex.EncodeToString(idb), tenant: id.tenant, detach: r.URL.Query().Get("detach") == "1",
-		early: r.Header.Get(api.HeaderEarlyData) == "1"}
+		peer: peer{early: r.Header.Get(api.HeaderEarlyData) == "1"}}
 	project := r.PathValue("project")
 	resume := r.URL.Query().Get("resume")
 	undo := func() {}

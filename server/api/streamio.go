@@ -69,9 +69,10 @@ type earlyConn struct {
 	net.Conn
 	wait time.Duration
 
-	mu     sync.Mutex
-	header []byte // until sent
-	sent   atomic.Bool
+	mu       sync.Mutex
+	header   []byte // until sent
+	sent     atomic.Bool
+	deadline time.Time // the caller's read deadline
 
 	once   sync.Once
 	answer error
@@ -106,10 +107,19 @@ func (c *earlyConn) awaitAnswer() error {
 			c.answer = err
 			return
 		}
-		_ = c.Conn.SetReadDeadline(time.Now().Add(c.wait))
+		c.mu.Lock()
+		mine := c.deadline
+		c.mu.Unlock()
+		wait := time.Now().Add(c.wait)
+		if !mine.IsZero() && mine.Before(wait) {
+			wait = mine
+		}
+		_ = c.Conn.SetReadDeadline(wait)
 		br := bufio.NewReaderSize(c.Conn, maxHeader)
 		c.answer = readAnswer(br)
-		_ = c.Conn.SetReadDeadline(time.Time{})
+		c.mu.Lock()
+		_ = c.Conn.SetReadDeadline(c.deadline)
+		c.mu.Unlock()
 		c.rest = behind(c.Conn, br)
 	})
 	return c.answer
@@ -120,6 +130,22 @@ func (c *earlyConn) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.rest.Read(p)
+}
+
+// SetReadDeadline and SetDeadline keep the caller's read deadline: the
+// wait for the answer is bounded by it too, and it holds after.
+func (c *earlyConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *earlyConn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *earlyConn) CloseWrite() error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -58,5 +59,31 @@ func TestEarlyBytes(t *testing.T) {
 			t.Fatalf("answered: read %q, %v", b, err)
 		}
 		c.Close()
+	}
+}
+
+// TestEarlyDeadline: the caller's read deadline bounds the wait for an
+// early stream's answer (the stream's own wait here is an hour).
+func TestEarlyDeadline(t *testing.T) {
+	opener, peer := net.Pipe()
+	defer peer.Close()
+	go func() { _, _ = io.Copy(io.Discard, peer) }() // reads, never answers
+	c, err := OpenEarly(opener, StreamHeader{Op: OpDial}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := c.Read(make([]byte, 1)); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read: %v, want the deadline exceeded", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the read waited past the caller's deadline")
 	}
 }

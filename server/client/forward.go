@@ -57,15 +57,25 @@ type Dialer interface {
 	Dial(ctx context.Context, d api.Dial) (net.Conn, error)
 }
 
+// earlyDialer opens a TCP connection before its far end answers
+// (Session.DialEarly).
+type earlyDialer interface {
+	DialEarly(ctx context.Context, d api.Dial) (net.Conn, error)
+}
+
 // ServeForward forwards f to service through d until ctx ends; ready is
 // told the bound local address.
 func ServeForward(ctx context.Context, s Dialer, service string, f Forward, ready func(addr string)) error {
 	if f.Proto == "udp" {
 		return serveUDP(ctx, s, service, f, ready)
 	}
+	dial := s.Dial
+	if ed, ok := s.(earlyDialer); ok {
+		dial = ed.DialEarly // a refusal closes the connection either way
+	}
 	return serveTCP(ctx, "port-forward", f.Local, ready, func(c net.Conn) {
 		defer c.Close()
-		st, err := s.Dial(ctx, api.Dial{Service: service, Port: f.Remote, Proto: "tcp"})
+		st, err := dial(ctx, api.Dial{Service: service, Port: f.Remote, Proto: "tcp"})
 		if err != nil {
 			return
 		}

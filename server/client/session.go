@@ -133,6 +133,18 @@ func (s *Session) Dial(ctx context.Context, d api.Dial) (net.Conn, error) {
 	return c, nil
 }
 
+// DialEarly is Dial for a TCP connection already accepted on this side
+// (port-forward): the stream returns before the server's answer, the
+// first bytes go with its header, and a refusal is the first read's
+// error (api.OpenEarly).
+func (s *Session) DialEarly(ctx context.Context, d api.Dial) (net.Conn, error) {
+	c, err := s.OpenEarly(ctx, api.StreamHeader{Op: api.OpDial, Dial: &d})
+	if err != nil {
+		return nil, fmt.Errorf("dial %s:%d: %w", d.Service, d.Port, err)
+	}
+	return c, nil
+}
+
 // Open opens a stream carrying h and waits for the other side's answer:
 // the stream, ready for bytes, or the refusal.
 func (s *Session) Open(ctx context.Context, h api.StreamHeader) (net.Conn, error) {
