@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/internal/netdelay"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
@@ -29,11 +32,11 @@ func BenchmarkEgress(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	relay := egressRelay(ctx, ts, block,
-		client.EgressHandlerDialing(map[string]*egress.Policy{"app": pol}, func(ctx context.Context, hostport string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", target)
-		}))
+	handler := client.EgressHandlerDialing(map[string]*egress.Policy{"app": pol}, func(ctx context.Context, hostport string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", target)
+	})
+	relay := egressRelay(ctx, ts, block, handler)
 	dialDirect := func() (net.Conn, error) { return net.Dial("tcp", target) }
 	h := api.StreamHeader{Op: api.OpEgress, Egress: &api.EgressOpen{Service: "app", Dest: "example.test:443", Route: egress.Client}}
 	// relay is a connection the transparent redirect relays (opened
@@ -62,22 +65,41 @@ func BenchmarkEgress(b *testing.B) {
 				}
 			}
 		})
-		b.Run("setup/"+path.name, func(b *testing.B) {
-			one := make([]byte, 1)
-			for b.Loop() {
-				c, err := path.dial()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := c.Write([]byte{'s'}); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.ReadFull(c, one); err != nil {
-					b.Fatal(err)
-				}
-				c.Close()
-			}
-		})
+		b.Run("setup/"+path.name, func(b *testing.B) { benchSetup(b, path.dial) })
+	}
+	// Behind an added round trip on both links (caretaker–server and
+	// server–client; internal/netdelay): early is one round trip over the
+	// two, answered two.
+	for _, oneWay := range []time.Duration{500 * time.Microsecond, 10 * time.Millisecond} {
+		addr, stop, err := netdelay.Relay(strings.TrimPrefix(ts.http.URL, "http://"), oneWay)
+		if err != nil {
+			b.Fatal(err)
+		}
+		far := egressRelayVia(ctx, ts, "http://"+addr, block, handler)
+		rtt := fmt.Sprintf("setup-rtt%v/", 2*oneWay)
+		b.Run(rtt+"relay", func(b *testing.B) { benchSetup(b, func() (net.Conn, error) { return far.OpenEarly(ctx, h) }) })
+		b.Run(rtt+"relay-answered", func(b *testing.B) { benchSetup(b, func() (net.Conn, error) { return far.Open(ctx, h) }) })
+		far.Close()
+		stop()
+	}
+}
+
+// benchSetup measures opening a connection with dial, one byte out and
+// one back.
+func benchSetup(b *testing.B, dial func() (net.Conn, error)) {
+	one := make([]byte, 1)
+	for b.Loop() {
+		c, err := dial()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Write([]byte{'s'}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, one); err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
 	}
 }
 

@@ -21,12 +21,19 @@ import (
 // and returns the caretaker's relay connection for it.
 func egressRelay(ctx context.Context, ts *testServer, pol *spec.Egress, handler client.Handler) *client.Session {
 	ts.t.Helper()
+	return egressRelayVia(ctx, ts, ts.http.URL, pol, handler)
+}
+
+// egressRelayVia is egressRelay with the client's session and the
+// caretaker's relay reaching the server at url.
+func egressRelayVia(ctx context.Context, ts *testServer, url string, pol *spec.Egress, handler client.Handler) *client.Session {
+	ts.t.Helper()
 	ts.srv.cfg.AdvertiseURL = ts.http.URL // what the companions would dial
 	p := sleeperProject(uniqueProject("relay"))
 	app := p.Services["app"]
 	app.Egress = pol
 	p.Services["app"] = app
-	cl, err := client.New(ts.http.URL, ts.alice)
+	cl, err := client.New(url, ts.alice)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
@@ -37,7 +44,7 @@ func egressRelay(ctx context.Context, ts *testServer, pol *spec.Egress, handler 
 	ts.t.Cleanup(func() { sess.Close() })
 	sess.Handle(api.OpEgress, handler)
 	ts.mustUpWithSession(p, ts.alice, sess.ID)
-	ct, err := client.New(ts.http.URL, ts.caretakerToken(p.Name))
+	ct, err := client.New(url, ts.caretakerToken(p.Name))
 	if err != nil {
 		ts.t.Fatal(err)
 	}

@@ -1,20 +1,18 @@
 package main
 
 // Rows with latency added (issue 29): real remote links have it, and a
-// path that is fine on loopback can be latency-bound. This kernel has no
-// netem (CONFIG_NET_SCH_NETEM is not set), so the delay is added in user
-// space by a relay on loopback that holds every chunk it reads for a fixed
-// time before writing it on, in each direction, bandwidth kept.
+// path that is fine on loopback can be latency-bound. The delay is added
+// in user space (internal/netdelay: this kernel has no netem).
 
 import (
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/cornus-dev/cornus/caretaker/mount/export"
+	"github.com/cornus-dev/cornus/internal/netdelay"
 )
 
 // latencyTree is the delayed rows' tree: a 20 ms round trip per file
@@ -22,76 +20,13 @@ import (
 var latencyTree = shape{big: 10 << 20, dirs: 10, perDir: 50}
 
 // delayed relays connections on a loopback port to target, each direction
-// delayed by oneWay (a round trip of 2×oneWay). stop closes the listener
-// and every relayed connection.
+// delayed by oneWay (netdelay.Relay).
 func delayed(target string, oneWay time.Duration) (addr string, stop func()) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := netdelay.Relay(target, oneWay)
 	if err != nil {
 		fail(err)
 	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			t, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, t)
-			mu.Unlock()
-			go delayCopy(t, c, oneWay)
-			go delayCopy(c, t, oneWay)
-		}
-	}()
-	return l.Addr().String(), func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-}
-
-// chunk is what one read got, and when it may be written on.
-type chunk struct {
-	due time.Time
-	b   []byte
-}
-
-// delayCopy copies src to dst, each chunk oneWay after it was read.
-func delayCopy(dst, src net.Conn, oneWay time.Duration) {
-	q := make(chan chunk, 1<<14)
-	go func() {
-		defer close(q)
-		for {
-			b := make([]byte, 64<<10)
-			n, err := src.Read(b)
-			if n > 0 {
-				q <- chunk{time.Now().Add(oneWay), b[:n]}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for c := range q {
-		time.Sleep(time.Until(c.due))
-		if _, err := dst.Write(c.b); err != nil {
-			break
-		}
-	}
-	for range q { // drain: the reader is not left blocked
-	}
-	if tc, ok := dst.(*net.TCPConn); ok {
-		_ = tc.CloseWrite() //nolint:errcheck // the peer sees the end either way
-	}
+	return addr, stop
 }
 
 // latencyRows compares the cornus mount with sshfs behind the same added
