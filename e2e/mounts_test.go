@@ -16,13 +16,14 @@ import (
 )
 
 // localMountsServed reports whether the server's backend takes
-// client-local mounts (dockerhost, bare: host backends); on any other backend the up must be
+// client-local mounts (dockerhost, bare, incus: runtimes on the server's
+// host); on any other backend the up must be
 // refused up front with nothing created, which it asserts (the test then
 // ends, passed).
 func localMountsServed(t *testing.T, p *project) bool {
 	t.Helper()
 	switch sel := fromenv.Selected(os.Environ()); sel {
-	case "dockerhost", "bare":
+	case "dockerhost", "bare", "incus":
 		return true
 	default:
 		_, errOut, code := p.run("compose", "--progress", "plain", "up")

@@ -94,11 +94,12 @@ func startRemoteServer(t *testing.T) *remoteServed {
 
 // skipBesideTheApp skips a test of what remote mode's companions do in
 // their app's namespaces where they run beside it instead (incus: the
-// refusal is TestRemoteModeBesideTheApp's).
+// server mounts client-local mounts there, and refuses credentials;
+// TestRemoteModeBesideTheApp asserts both).
 func skipBesideTheApp(t *testing.T, what string) {
 	t.Helper()
 	if sc, ok := daemon(t).(backends.SiblingCompanions); ok && sc.SiblingCompanions() {
-		t.Skipf("%s: the %s backend's companions run beside their apps, where %s is refused (TestRemoteModeBesideTheApp asserts it)", t.Name(), daemon(t).Name(), what)
+		t.Skipf("%s: the %s backend's companions run beside their apps, where %s is not theirs (TestRemoteModeBesideTheApp)", t.Name(), daemon(t).Name(), what)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cornus-dev/cornus/backends"
+	"github.com/cornus-dev/cornus/caretaker/mount"
 )
 
 // agentlistRef is the busybox test image with /bin/agentlist (`ssh-add
@@ -18,8 +19,9 @@ const agentlistRef = "cornus-test/agentlist:1"
 // caretaker is an instance beside it, on its networks, sharing a custom
 // volume with it. Port-forward and tunnel reach the app by the address
 // the server names, exec --forward-agent hands it the caller's agent
-// through the shared volume; a client-local mount or a credential is
-// refused before anything is made, saying why; down leaves nothing.
+// through the shared volume; a client-local mount is the server's, bound
+// from its host as without remote mode; a credential is refused before
+// anything is made, saying why; down leaves nothing.
 func TestRemoteModeBesideTheApp(t *testing.T) {
 	if sc, ok := daemon(t).(backends.SiblingCompanions); !ok || !sc.SiblingCompanions() {
 		t.Skipf("the %s backend's companions share their app's network namespace: TestRemoteModeForwardAndAgent", daemon(t).Name())
@@ -49,21 +51,38 @@ services:
 		t.Errorf("%d containers, %d volumes after down", c, v)
 	}
 
-	// What needs the app's namespaces: refused, nothing made.
-	for _, c := range []struct{ extra, says string }{
-		{`volumes: ["./src:/src"]`, "client-local mount at /src"},
-		{"x-cornus-credentials: [{name: tok, source: {env: TOK}}]", "services.app.credentials"},
-	} {
-		q := newProject(t, "services:\n  app:\n    image: "+image+"\n    "+c.extra+"\n", append(srv.env(), "TOK=x")...)
-		if err := os.MkdirAll(filepath.Join(q.dir, "src"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, errOut, code := q.run("compose", "--progress", "plain", "up", "-d")
-		if code == 0 || !strings.Contains(errOut, c.says) || !strings.Contains(errOut, "beside the app") {
-			t.Errorf("%s: exit %d, %s", c.extra, code, errOut)
-		}
-		if cs, ns, vs := leftovers(t, b, q.name); cs != 0 || ns != 0 || vs != 0 {
-			t.Errorf("%s refused: %d containers, %d networks, %d volumes left", c.extra, cs, ns, vs)
-		}
+	// A client-local mount: the server mounts it on its host, incusd's,
+	// and the app binds it, as without remote mode.
+	q := newProject(t, "services:\n  app:\n    image: "+image+"\n    init: true\n    volumes: [\"./src:/src\"]\n"+
+		"    command: [\"sh\", \"-c\", \"trap 'exit 0' TERM; while true; do sleep 0.2; done\"]\n", srv.env()...)
+	if err := os.MkdirAll(filepath.Join(q.dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(q.dir, "src", "seed"), "from the client\n")
+	if _, errOut, code := q.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
+		t.Fatalf("up with a client-local mount: %s\nserver:\n%s", errOut, srv.logs.String())
+	}
+	if got := q.must("compose", "exec", "-T", "app", "sh", "-c", "echo from-the-app > /src/out && cat /src/seed"); got != "from the client\n" {
+		t.Errorf("read through the mount: %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(q.dir, "src", "out")); err != nil || string(b) != "from-the-app\n" {
+		t.Errorf("the app's write on the client: %q %v", b, err)
+	}
+	q.must("compose", "--progress", "quiet", "down")
+	if m, err := mount.Mounted(mountsDir()); err != nil || len(m) != 0 {
+		t.Errorf("still mounted after down: %v %v", m, err)
+	}
+	if cs, _, vs := leftovers(t, b, q.name); cs != 0 || vs != 0 {
+		t.Errorf("after the mount's down: %d containers, %d volumes", cs, vs)
+	}
+
+	// A credential needs the app's namespaces: refused, nothing made.
+	c := newProject(t, "services:\n  app:\n    image: "+image+"\n    x-cornus-credentials: [{name: tok, source: {env: TOK}}]\n", append(srv.env(), "TOK=x")...)
+	_, errOut, code = c.run("compose", "--progress", "plain", "up", "-d")
+	if code == 0 || !strings.Contains(errOut, "services.app.credentials") || !strings.Contains(errOut, "beside the app") {
+		t.Errorf("a credential beside the app: exit %d, %s", code, errOut)
+	}
+	if cs, ns, vs := leftovers(t, b, c.name); cs != 0 || ns != 0 || vs != 0 {
+		t.Errorf("the refused credential: %d containers, %d networks, %d volumes left", cs, ns, vs)
 	}
 }

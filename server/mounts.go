@@ -36,7 +36,7 @@ import (
 // checkLocalMounts refuses, before anything is created, client-local
 // mounts the backend cannot take.
 func (s *Server) checkLocalMounts(ctx context.Context) error {
-	if s.remote {
+	if s.companionMounts() {
 		// The companion mounts them next to the app: the runtime needs
 		// /dev/fuse, which the server cannot see from here.
 		return s.checkRemote()
@@ -61,6 +61,12 @@ func (s *Server) checkLocalMounts(ctx context.Context) error {
 	}
 	return nil
 }
+
+// companionMounts reports whether the companions mount client-local
+// mounts next to their apps: in remote mode, unless they run beside the
+// apps (incus), whose namespaces they cannot reach; there the server
+// mounts them on its host, the runtime's, as without remote mode.
+func (s *Server) companionMounts() bool { return s.remote && !s.siblings }
 
 // localMounts are one session's mounts.
 type localMounts struct {
@@ -89,7 +95,7 @@ func (s *Server) mountLocal(ctx context.Context, sess *session, p spec.Project, 
 	if err := validLocalMounts(p, lms); err != nil {
 		return p, err
 	}
-	if s.remote {
+	if s.companionMounts() {
 		return s.labelRemoteMounts(sess, p, lms), nil
 	}
 	ms := sess.localMounts(s.mountsDir)

@@ -171,7 +171,7 @@ func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, ses
 	if err := s.checkDocker(p); err != nil {
 		return p, err
 	}
-	if err := s.checkBeside(p, mounts); err != nil {
+	if err := s.checkBeside(p); err != nil {
 		return p, err
 	}
 	p, err = s.registryImages(ctx, tenant, p)

@@ -64,14 +64,12 @@ func (s *Server) checkRemote() error {
 
 // checkBeside refuses, before anything is made, what remote mode's
 // companions cannot do where they run beside their apps
-// (backends.SiblingCompanions): client-local mounts and credentials need
-// the app's namespaces (the caretaker refuses them too).
-func (s *Server) checkBeside(p spec.Project, mounts []api.LocalMount) error {
+// (backends.SiblingCompanions): credentials need the app's namespaces
+// (the caretaker refuses them too). Client-local mounts are the server's
+// there (companionMounts).
+func (s *Server) checkBeside(p spec.Project) error {
 	if !s.siblings {
 		return nil
-	}
-	if len(mounts) > 0 {
-		return caretaker.BesideRefusal(s.b.Name(), mounts[0].Service, mounts[0].Target)
 	}
 	if with := p.ServicesWithCredentials(); len(with) > 0 {
 		return caretaker.BesideRefusal(s.b.Name(), with[0], "")

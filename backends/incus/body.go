@@ -55,6 +55,9 @@ type diskPlan struct {
 	// (with MountOptions), not a directory.
 	Block        bool
 	MountOptions string
+	// Unshifted: Source's file system takes no idmapped mount (a
+	// client-local mount's FUSE or 9p): bound as it is.
+	Unshifted bool
 }
 
 type devicePlan struct {
@@ -174,7 +177,7 @@ func instanceDevices(p plan) map[string]map[string]string {
 			if d.Block && d.MountOptions != "" {
 				dev["raw.mount.options"] = d.MountOptions
 			}
-			if p.Shift && !d.Block {
+			if p.Shift && !d.Block && !d.Unshifted {
 				dev["shift"] = "true"
 			}
 		}

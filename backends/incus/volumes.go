@@ -230,7 +230,7 @@ func (b *Backend) placeStorage(ctx context.Context, cs backends.ContainerSpec, p
 				return fmt.Errorf("mounts[%d]: %w", i, err)
 			}
 		}
-		p.Disks = append(p.Disks, diskPlan{Source: m.Source, Path: m.Target, ReadOnly: m.ReadOnly})
+		p.Disks = append(p.Disks, diskPlan{Source: m.Source, Path: m.Target, ReadOnly: m.ReadOnly, Unshifted: unshiftable(m.Source)})
 	}
 	return nil
 }
