@@ -48,7 +48,8 @@ func mountsDir() string { return filepath.Join(os.Getenv("CORNUS_DATA_DIR"), "mo
 // Issue 12 through the CLI: Compose bind mounts of the client's files
 // become client-local mounts (and the output says so); a container's
 // write lands on the client, the client's edit reaches the container, :ro
-// refuses writes, escapes fail, down leaves nothing mounted.
+// refuses writes, escapes fail, a client's set-user-ID program gains
+// nothing, down leaves nothing mounted.
 func TestServerLocalMounts(t *testing.T) {
 	b := daemon(t)
 	loadImage(t)
@@ -70,6 +71,13 @@ services:
 	writeFile(t, filepath.Join(p.dir, "cfg", "app.ini"), "ro\n")
 	writeFile(t, filepath.Join(p.dir, "one.conf"), "one\n")
 	writeFile(t, filepath.Join(p.dir, "outside"), "secret-outside\n")
+	euid := filepath.Join(p.dir, "src", "euid")
+	if err := os.WriteFile(euid, testTool(t, "euid"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(euid, 0o755|os.ModeSetuid); err != nil { // the test runs as root: the file is root's
+		t.Fatal(err)
+	}
 	if !localMountsServed(t, p) {
 		return
 	}
@@ -96,6 +104,11 @@ services:
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, "cfg", "new")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf(":ro export on the client got a file: %v", err)
+	}
+	// A set-user-ID root program the client planted runs as the
+	// container's user: the server's mounts are nosuid (binds keep it).
+	if uid := p.must("compose", "exec", "-T", "--user", "1000", "app", "/work/euid"); uid != "1000\n" {
+		t.Errorf("a set-user-ID root program from the client ran with effective uid %q in the container, want 1000", uid)
 	}
 	escape := "ln -s " + filepath.Join(p.dir, "outside") + " /work/abs; ln -s ../outside /work/rel; " +
 		"cat /work/abs /work/rel /work/../outside 2>&1; ln /etc/hostname /work/hard 2>&1; true"

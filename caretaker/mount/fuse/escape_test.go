@@ -91,8 +91,10 @@ func TestEscapes(t *testing.T) {
 			t.Fatalf("mkfifo: %v", err)
 		}
 		// Set-user-id never reaches the exported file (the 9P wire masks
-		// set-id bits; the export refuses them besides).
-		_ = os.Chmod(mnt("file"), 0o4755)
+		// set-id bits; the export refuses them besides). os.Chmod takes
+		// Go's mode bits, where 0o4755 is 0o755: the raw call asks for
+		// the bit.
+		_ = syscall.Chmod(mnt("file"), 0o4755)
 		if fi, err := os.Lstat(filepath.Join(fx.src, "file")); err != nil || fi.Mode()&os.ModeSetuid != 0 {
 			t.Fatalf("file after chmod u+s: %v, %v", fi.Mode(), err)
 		}
