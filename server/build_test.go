@@ -239,7 +239,7 @@ func TestWalkEntries(t *testing.T) {
 		mode fs.FileMode
 		ok   bool
 	}{
-		{"a/b", 0o644, true}, {"d", fs.ModeDir | 0o755, true}, {"l", fs.ModeSymlink | 0o777, true}, {"s", 0o4755, true},
+		{"a/b", 0o644, true}, {"d", fs.ModeDir | 0o755, true}, {"l", fs.ModeSymlink | 0o777, true}, {"s", fs.ModeSetuid | 0o755, true},
 		{"../x", 0o644, false}, {"/etc/x", 0o644, false}, {"a//b", 0o644, false}, {"a/./b", 0o644, false}, {"", 0o644, false},
 		{"sda", fs.ModeDevice | 0o666, false}, {"tty", fs.ModeDevice | fs.ModeCharDevice | 0o666, false},
 		{"p", fs.ModeNamedPipe | 0o644, false}, {"sock", fs.ModeSocket | 0o755, false},
