@@ -343,3 +343,35 @@ func TestWindowsNamesRefused(t *testing.T) {
 		t.Errorf("src holds %d entries, want the layout's 7", len(ents))
 	}
 }
+
+// The peer (a container, maybe root) plants no set-id file in the
+// client's tree: in process, where no 9P wire masks the bits, a chmod
+// asking for set-user-ID (or set-group-ID on a file) is refused, and a
+// create's set-id bits are dropped; a directory's set-group-ID stays.
+func TestSetIDRefused(t *testing.T) {
+	eachImpl(t, func(t *testing.T, o Options) {
+		src, _ := layout(t)
+		root := rootNode(t, src, o)
+		file := walk(t, root, "file")
+		for _, mode := range []p9.FileMode{0o4755, 0o2755} {
+			if err := file.SetAttr(p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: mode}); !is(err, syscall.EPERM) {
+				t.Errorf("chmod %o: %v, want EPERM", mode, err)
+			}
+		}
+		if _, _, _, err := walk(t, root).Create("made", p9.WriteOnly, 0o6755, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"file", "made"} {
+			fi, err := os.Lstat(filepath.Join(src, name))
+			if err != nil || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+				t.Errorf("%s: %v %v, want no set-id bit", name, fi.Mode(), err)
+			}
+		}
+		if err := os.Mkdir(filepath.Join(src, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := walk(t, root, "d").SetAttr(p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: 0o2755}); err != nil {
+			t.Errorf("chmod g+s of a directory: %v", err)
+		}
+	})
+}
