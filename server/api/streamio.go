@@ -69,9 +69,11 @@ type earlyConn struct {
 	net.Conn
 	wait time.Duration
 
-	mu       sync.Mutex
-	header   []byte // until sent
-	sent     atomic.Bool
+	hmu    sync.Mutex // held while the header goes out
+	header []byte
+	sent   atomic.Bool
+
+	dmu      sync.Mutex
 	deadline time.Time // the caller's read deadline
 
 	once   sync.Once
@@ -81,8 +83,8 @@ type earlyConn struct {
 
 func (c *earlyConn) Write(p []byte) (int, error) {
 	if !c.sent.Load() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		c.hmu.Lock()
+		defer c.hmu.Unlock()
 		if !c.sent.Load() {
 			n, err := c.Conn.Write(append(c.header, p...))
 			c.sent.Store(true)
@@ -107,9 +109,9 @@ func (c *earlyConn) awaitAnswer() error {
 			c.answer = err
 			return
 		}
-		c.mu.Lock()
+		c.dmu.Lock()
 		mine := c.deadline
-		c.mu.Unlock()
+		c.dmu.Unlock()
 		wait := time.Now().Add(c.wait)
 		if !mine.IsZero() && mine.Before(wait) {
 			wait = mine
@@ -117,9 +119,9 @@ func (c *earlyConn) awaitAnswer() error {
 		_ = c.Conn.SetReadDeadline(wait)
 		br := bufio.NewReaderSize(c.Conn, maxHeader)
 		c.answer = readAnswer(br)
-		c.mu.Lock()
+		c.dmu.Lock()
 		_ = c.Conn.SetReadDeadline(c.deadline)
-		c.mu.Unlock()
+		c.dmu.Unlock()
 		c.rest = behind(c.Conn, br)
 	})
 	return c.answer
@@ -135,8 +137,8 @@ func (c *earlyConn) Read(p []byte) (int, error) {
 // SetReadDeadline and SetDeadline keep the caller's read deadline: the
 // wait for the answer is bounded by it too, and it holds after.
 func (c *earlyConn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
 	c.deadline = t
 	return c.Conn.SetReadDeadline(t)
 }
