@@ -18,6 +18,7 @@ import (
 
 	"github.com/cornus-dev/cornus/egress"
 	"github.com/cornus-dev/cornus/internal/streamcopy"
+	"github.com/cornus-dev/cornus/server/api"
 )
 
 // Bounds on what a workload may send before its connection is carried.
@@ -106,9 +107,27 @@ func (p *Proxy) http(ctx context.Context, c net.Conn, br *bufio.Reader, lr *io.L
 		writeStatus(c, http.StatusBadRequest, "cornus egress proxy: "+err.Error())
 		return
 	}
-	up, dec, err := p.Router.Connect(ctx, d)
+	// A forwarded request goes out with a relayed stream's header (no
+	// round trip waited for): its refusal still reaches the app as a
+	// status, nothing having been written to it yet. CONNECT's 200 must
+	// wait for the answer.
+	forward := req.Method != http.MethodConnect
+	connect := p.Router.Connect
+	if forward {
+		connect = p.Router.ConnectEarly
+	}
+	up, dec, err := connect(ctx, d)
+	if err == nil {
+		unbound(c, lr)
+		if forward {
+			err = forwardRequest(req, up)
+		}
+	}
 	p.logged(d, dec, err)
 	if err != nil {
+		if up != nil {
+			up.Close()
+		}
 		code := http.StatusBadGateway
 		if errdefs.IsPermissionDenied(err) {
 			code = http.StatusForbidden
@@ -117,21 +136,26 @@ func (p *Proxy) http(ctx context.Context, c net.Conn, br *bufio.Reader, lr *io.L
 		return
 	}
 	defer up.Close()
-	unbound(c, lr)
-	if req.Method == http.MethodConnect {
+	if !forward {
 		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			return
-		}
-	} else {
-		req.RequestURI = ""
-		req.Close = true
-		req.Header.Del("Proxy-Connection")
-		req.Header.Del("Proxy-Authorization")
-		if err := req.Write(up); err != nil {
 			return
 		}
 	}
 	pipe(c, br, up)
+}
+
+// forwardRequest sends req on up, then waits for up's answer where it was
+// opened early (api.Answer): the refusal, or nil.
+func forwardRequest(req *http.Request, up net.Conn) error {
+	req.RequestURI = ""
+	req.Close = true
+	req.Header.Del("Proxy-Connection")
+	req.Header.Del("Proxy-Authorization")
+	werr := req.Write(up)
+	if err := api.Answer(up); err != nil {
+		return err
+	}
+	return werr
 }
 
 func writeStatus(c net.Conn, code int, msg string) {

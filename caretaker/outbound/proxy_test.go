@@ -12,10 +12,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/containerd/errdefs"
 	"golang.org/x/net/proxy"
 
 	"github.com/cornus-dev/cornus/egress"
+	"github.com/cornus-dev/cornus/internal/streamcopy"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
@@ -212,5 +215,72 @@ func TestProxyBoundsTheHead(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("oversized head: %s", resp.Status)
+	}
+}
+
+// answeringRelay stands for the server hop as the real one answers: each
+// stream a header and an answer line (refusing one destination), opened
+// early where asked; it counts the early opens.
+type answeringRelay struct {
+	refuse string
+	early  atomic.Int32
+}
+
+func (f *answeringRelay) open(h api.StreamHeader, early bool) (net.Conn, error) {
+	opener, peer := net.Pipe()
+	go func() {
+		defer peer.Close()
+		h, st, err := api.ReadHeader(peer)
+		if err != nil {
+			return
+		}
+		if h.Egress.Dest == f.refuse {
+			api.Reply(st, fmt.Errorf("%w: the server says no", errdefs.ErrPermissionDenied))
+			return
+		}
+		var d net.Dialer
+		up, err := d.Dial("tcp", h.Egress.Dest)
+		if err != nil {
+			api.Reply(st, err)
+			return
+		}
+		defer up.Close()
+		api.Reply(st, nil)
+		streamcopy.Pipe(st, up)
+	}()
+	if early {
+		f.early.Add(1)
+		return api.OpenEarly(opener, h, 10*time.Second)
+	}
+	return api.OpenStream(opener, h, 10*time.Second)
+}
+
+func (f *answeringRelay) Open(_ context.Context, h api.StreamHeader) (net.Conn, error) {
+	return f.open(h, false)
+}
+
+func (f *answeringRelay) OpenEarly(_ context.Context, h api.StreamHeader) (net.Conn, error) {
+	return f.open(h, true)
+}
+
+// TestProxyForwardsEarly: a forwarded plain-HTTP request goes out with its
+// relayed stream's header (opened early), and a refusal the relay answers
+// afterwards still reaches the app as a status, 403 with the reason;
+// CONNECT waits for the answer before its 200.
+func TestProxyForwardsEarly(t *testing.T) {
+	tgt := target(t)
+	_, port, _ := net.SplitHostPort(tgt)
+	relay := &answeringRelay{refuse: "127.0.0.2:" + port}
+	r := &Router{Service: "web", Relay: relay,
+		Policy: policy(t, spec.Egress{Mode: spec.EgressProxy, Default: egress.Client})}
+	addr := startProxy(t, r)
+	if code, body := httpVia(t, addr, tgt); code != 200 || body != "hello from /x" || relay.early.Load() != 1 {
+		t.Fatalf("forwarded early: %d %q, %d early opens", code, body, relay.early.Load())
+	}
+	if code, body := httpVia(t, addr, relay.refuse); code != 403 || !strings.Contains(body, "the server says no") {
+		t.Fatalf("refused after an early open: %d %q, want 403 with the reason", code, body)
+	}
+	if status, body := connectVia(t, addr, tgt); status != "200 Connection established" || !strings.Contains(body, "hello from /tunnel") || relay.early.Load() != 2 {
+		t.Fatalf("CONNECT: %s %q, %d early opens (want it answered first)", status, body, relay.early.Load())
 	}
 }
