@@ -124,7 +124,7 @@ func (ps *policies) forget(project string) {
 func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	w.Header().Set(api.HeaderEarlyData, "1") // serveRelayStream keeps what follows a header
+	api.OfferEarly(w.Header()) // serveRelayStream keeps what follows a header
 	c, err := muxconn.Accept(ctx, w, r)
 	if err != nil {
 		return // Accept answered
@@ -146,7 +146,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request, id identity) {
 		n, err := strconv.Atoi(r.URL.Query().Get("replica"))
 		if err == nil && n >= 0 && len(svc) <= 256 {
 			k := replicaKey{project, svc, n}
-			s.relays.add(k, peer{mux, r.Header.Get(api.HeaderEarlyData) == "1"})
+			s.relays.add(k, peer{mux, api.TakesEarly(r.Header)})
 			defer s.relays.remove(k, mux)
 		}
 	}
@@ -272,8 +272,7 @@ func (p peer) openRelayed(h api.StreamHeader, from net.Conn) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, _ := json.Marshal(h)
-	if _, err := st.Write(append(append(b, '\n'), api.TakeEarly(from)...)); err != nil {
+	if _, err := st.Write(append(api.HeaderLine(h), api.TakeEarly(from)...)); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -168,7 +168,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
 	sess := &session{id: hex.EncodeToString(idb), tenant: id.tenant, detach: r.URL.Query().Get("detach") == "1",
-		peer: peer{early: r.Header.Get(api.HeaderEarlyData) == "1"}}
+		peer: peer{early: api.TakesEarly(r.Header)}}
 	project := r.PathValue("project")
 	resume := r.URL.Query().Get("resume")
 	undo := func() {}
@@ -180,7 +180,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request, id identity) {
 		}
 	}
 	w.Header().Set(api.HeaderSession, sess.id)
-	w.Header().Set(api.HeaderEarlyData, "1") // serveStream keeps what follows a header
+	api.OfferEarly(w.Header()) // serveStream keeps what follows a header
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	c, err := muxconn.Accept(ctx, w, r)

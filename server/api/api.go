@@ -5,6 +5,7 @@ package api
 
 import (
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/cornus-dev/cornus/backends"
@@ -32,6 +33,14 @@ const (
 	// own, a round trip saved at each hop.
 	HeaderEarlyData = "X-Cornus-Early-Data"
 )
+
+// OfferEarly says in h, an upgrade's request or answer, that this side
+// keeps what follows a stream's header (HeaderEarlyData).
+func OfferEarly(h http.Header) { h.Set(HeaderEarlyData, "1") }
+
+// TakesEarly reports whether h, the other side's upgrade request or
+// answer, says it keeps what follows a stream's header.
+func TakesEarly(h http.Header) bool { return h.Get(HeaderEarlyData) == "1" }
 
 // Volume is one of GET /v1/projects/{project}/volumes.
 type Volume struct {

@@ -22,18 +22,23 @@ const headerWait = 10 * time.Second
 // other side's answer: st, ready for bytes, or the refusal (st closed).
 func OpenStream(st net.Conn, h StreamHeader, wait time.Duration) (net.Conn, error) {
 	_ = st.SetDeadline(time.Now().Add(wait))
-	b, _ := json.Marshal(h)
-	if _, err := st.Write(append(b, '\n')); err != nil {
+	if _, err := st.Write(HeaderLine(h)); err != nil {
 		st.Close()
 		return nil, err
 	}
-	br := bufio.NewReader(st)
+	br := bufio.NewReaderSize(st, maxHeader)
 	if err := readAnswer(br); err != nil {
 		st.Close()
 		return nil, err
 	}
 	_ = st.SetDeadline(time.Time{})
-	return &BufferedConn{Conn: st, R: br}, nil
+	return behind(st, br), nil
+}
+
+// HeaderLine is h as a stream's opening line.
+func HeaderLine(h StreamHeader) []byte {
+	b, _ := json.Marshal(h)
+	return append(b, '\n')
 }
 
 // readAnswer reads the answer to a stream's header: nil, or the refusal.
@@ -59,8 +64,7 @@ func readAnswer(br *bufio.Reader) error {
 // and what was written is lost. Only a peer that keeps what follows a
 // header (HeaderEarlyData) may be sent bytes early.
 func OpenEarly(st net.Conn, h StreamHeader, wait time.Duration) (net.Conn, error) {
-	b, _ := json.Marshal(h)
-	return &earlyConn{Conn: st, wait: wait, header: append(b, '\n')}, nil
+	return &earlyConn{Conn: st, wait: wait, header: HeaderLine(h)}, nil
 }
 
 // earlyConn is a stream opened early: its header is sent with the first

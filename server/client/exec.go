@@ -42,7 +42,7 @@ func (c *Client) dialWS(ctx context.Context, path string) (*websocket.Conn, *htt
 // agrees).
 func (c *Client) dialMux(ctx context.Context, path string, q url.Values) (*muxconn.Conn, *http.Response, error) {
 	h := c.bearer()
-	h.Set(api.HeaderEarlyData, "1") // dispatch keeps what follows a header
+	api.OfferEarly(h) // dispatch keeps what follows a header
 	conn, resp, err := muxconn.Dial(ctx, c.http, c.endpoint(path, q), h)
 	switch {
 	case err != nil:

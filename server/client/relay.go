@@ -49,7 +49,7 @@ func (c *Client) OpenRelayAs(ctx context.Context, project string, o RelayOptions
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{mux: mux, conn: conn, early: earlyPeer(resp), handlers: maps.Clone(o.Handlers)}
+	s := &Session{mux: mux, conn: conn, early: api.TakesEarly(resp.Header), handlers: maps.Clone(o.Handlers)}
 	if s.handlers == nil {
 		s.handlers = map[string]Handler{}
 	}

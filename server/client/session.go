@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -63,7 +62,7 @@ func (c *Client) openSession(ctx context.Context, project string, q url.Values) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, conn: conn, early: earlyPeer(resp), handlers: map[string]Handler{}}
+	s := &Session{ID: resp.Header.Get(api.HeaderSession), mux: mux, conn: conn, early: api.TakesEarly(resp.Header), handlers: map[string]Handler{}}
 	go s.accept()
 	return s, nil
 }
@@ -182,7 +181,3 @@ func (s *Session) openStream(ctx context.Context) (net.Conn, time.Duration, erro
 	}
 	return st, wait, nil
 }
-
-// earlyPeer reports whether the server of resp keeps bytes sent behind a
-// stream's header.
-func earlyPeer(resp *http.Response) bool { return resp.Header.Get(api.HeaderEarlyData) == "1" }
