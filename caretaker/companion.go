@@ -72,7 +72,7 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 		return engine.Attachment{}, false, fmt.Errorf("services.%s.credentials: the client mints them and a caretaker delivers them: they need a cornus server in remote mode with an advertised URL: %w", a.Name, errdefs.ErrFailedPrecondition)
 	}
 	if remote && c.Sibling {
-		if err := c.refuseBeside(a, mounts); err != nil {
+		if err := refuseBeside(c.Backend.Name(), a, mounts); err != nil {
 			return engine.Attachment{}, false, err
 		}
 	}
@@ -154,20 +154,9 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 	if c.Backend.Capabilities().Sidecars {
 		return c.shareSidecar(a, att, mounts, cfg)
 	}
-	key := "cornus-caretaker-" + a.Name + "-" + strconv.Itoa(replica)
-	v, err := c.Backend.EnsureVolume(ctx, backends.VolumeSpec{Project: p.Name, Key: key,
-		Labels: map[string]string{LabelSharedVolume: a.Name}})
+	v, err := c.sharedVolume(ctx, p, a, replica)
 	if err != nil {
-		return att, fmt.Errorf("services.%s: the caretaker's shared volume: %w", a.Name, err)
-	}
-	if v.Labels[backends.ComposeProject] != p.Name || v.Labels[LabelSharedVolume] != a.Name {
-		// A volume of that name made by someone else (runtimes that find
-		// volumes by name hand it back): never shared, nor removed.
-		return att, fmt.Errorf("services.%s: the caretaker's shared volume %s exists and is not this replica's: remove it: %w", a.Name, v.Name, errdefs.ErrConflict)
-	}
-	if v.Mountpoint == "" {
-		_ = c.Backend.RemoveVolume(context.WithoutCancel(ctx), v.Name, true)
-		return att, fmt.Errorf("services.%s: the %s backend does not say where volume %s is: a caretaker cannot share it", a.Name, c.Backend.Name(), v.Name)
+		return att, err
 	}
 	att.Volumes = []string{v.Name}
 	att.Companion.Mounts = []spec.Mount{{Source: v.Mountpoint, Target: SharedDir, Propagation: "rshared"}}
@@ -201,7 +190,11 @@ func (c *Companions) share(ctx context.Context, p spec.Project, a spec.App, repl
 		mountPrivileges(&att)
 		att.Companion.Tmpfs = []spec.Tmpfs{{Target: "/tmp", Size: 1 << 20}}
 	}
-	attachCredentials(a, &att, cfg, v.Mountpoint, false)
+	home := credentialsMounted
+	if c.Sibling {
+		home = credentialsInVolume
+	}
+	attachCredentials(a, &att, cfg, v.Mountpoint, home)
 	attachDocker(a, &att, cfg, v.Mountpoint, false)
 	return att, nil
 }
@@ -239,34 +232,9 @@ func (c *Companions) shareSidecar(a spec.App, att engine.Attachment, mounts []Ap
 		att.Companion.CapAdd, att.Companion.CapDrop, att.Companion.SecurityOpt = nil, nil, nil
 		att.Companion.ReadOnly = false
 	}
-	attachCredentials(a, &att, cfg, "", true)
+	attachCredentials(a, &att, cfg, "", credentialsInSidecar)
 	attachDocker(a, &att, cfg, "", true)
 	return att, nil
-}
-
-// refuseBeside refuses, for a sibling companion, the roles that need the
-// app's network namespace or mounts propagated into it.
-func (c *Companions) refuseBeside(a spec.App, mounts []AppMount) error {
-	switch {
-	case len(mounts) > 0:
-		return BesideRefusal(c.Backend.Name(), a.Name, mounts[0].Target)
-	case len(a.Credentials) > 0:
-		return BesideRefusal(c.Backend.Name(), a.Name, "")
-	}
-	return nil
-}
-
-// BesideRefusal is the refusal, on a backend whose companions run beside
-// their apps (backends.SiblingCompanions), of service's client-local
-// mount at target, or ("" target) of its credentials: both need the
-// app's namespaces. The server says it before anything is made; the
-// companion again.
-func BesideRefusal(backend, service, target string) error {
-	why := fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", backend)
-	if target != "" {
-		return fmt.Errorf("services.%s: client-local mount at %s: %s, and its mounts cannot reach the app: %w", service, target, why, errdefs.ErrNotImplemented)
-	}
-	return fmt.Errorf("services.%s.credentials: %s: no tmpfs it mounts nor endpoint on its loopback reaches the app: %w", service, why, errdefs.ErrNotImplemented)
 }
 
 // refuseBypass refuses what would take a transparent-mode app past its

@@ -21,6 +21,8 @@ type fakeBackend struct {
 	caps backends.Capabilities
 	// squatted: the shared volume's name is another project's volume.
 	squatted bool
+	// onDisk: the shared volume exists without the options asked for.
+	onDisk bool
 }
 
 func (f *fakeBackend) Name() string                        { return "fake" }
@@ -34,7 +36,11 @@ func (f *fakeBackend) EnsureVolume(_ context.Context, v backends.VolumeSpec) (ba
 		labels[backends.ComposeProject] = "other"
 	}
 	labels[backends.ComposeProject], labels[backends.ComposeVolume] = cmp.Or(labels[backends.ComposeProject], v.Project), v.Key
-	return backends.Volume{Name: v.Key, Mountpoint: "/var/lib/fake/" + v.Key, Labels: labels}, nil
+	opts := v.Volume.DriverOpts
+	if f.onDisk {
+		opts = nil
+	}
+	return backends.Volume{Name: v.Key, Mountpoint: "/var/lib/fake/" + v.Key, Labels: labels, Options: opts}, nil
 }
 func (f *fakeBackend) RemoveVolume(context.Context, string, bool) error { return nil }
 

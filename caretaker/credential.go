@@ -109,10 +109,10 @@ func later(a, b time.Time) time.Time {
 // unmounts.
 func (r *credentialRole) startFiles(ctx context.Context, names []string, mount bool) (undo func(), err error) {
 	dir := sharedPath(credentialsSubdir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
 	if mount {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
 		// In memory, never on the volume's disk; the app's bind follows
 		// it (the shared volume propagates). A companion restarted after
 		// a crash finds its predecessor's: gone first.
@@ -120,6 +120,9 @@ func (r *credentialRole) startFiles(ctx context.Context, names []string, mount b
 		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=16m,mode=0755"); err != nil {
 			return nil, fmt.Errorf("credentials: a tmpfs at %s: %w", dir, err)
 		}
+	}
+	if err := inMemory(dir); err != nil && !mount {
+		return nil, err
 	}
 	// The refreshers end before the tmpfs goes: a late write would land
 	// on the volume's disk below it.
@@ -180,6 +183,22 @@ func (r *credentialRole) keepFile(ctx context.Context, dir, name string, next ti
 		next, retry = f.refresh, time.Second
 	}
 }
+
+// inMemory refuses a credentials directory on a disk: a volume's or a
+// directory's that a backend should have put in memory and did not.
+func inMemory(dir string) error {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	if fs.Type != tmpfsMagic {
+		return fmt.Errorf("credentials: %s is not in memory (file system %#x, not a tmpfs): no credential is written to a disk", dir, fs.Type)
+	}
+	return nil
+}
+
+// tmpfsMagic is a tmpfs's statfs type (TMPFS_MAGIC).
+const tmpfsMagic = 0x01021994
 
 // writeCredential replaces name's file in dir at once (a reader sees the
 // old file or the new one, never part of one).

@@ -122,3 +122,14 @@ func TestParseCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A credential is written only on a tmpfs: a directory a backend should
+// have put in memory and did not is refused.
+func TestCredentialsInMemory(t *testing.T) {
+	if err := inMemory("/dev/shm"); err != nil {
+		t.Skipf("no tmpfs at /dev/shm here: %v", err)
+	}
+	if err := inMemory("/proc"); err == nil || !strings.Contains(err.Error(), "not in memory") {
+		t.Errorf("procfs taken as memory: %v", err)
+	}
+}

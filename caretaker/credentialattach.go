@@ -18,13 +18,26 @@ const (
 	EnvAWSAuthorizationTok = "AWS_CONTAINER_AUTHORIZATION_TOKEN"
 )
 
+// credentialsHome is where the file credentials live, in memory.
+type credentialsHome int
+
+const (
+	// credentialsMounted: on a tmpfs the companion mounts in the volume it
+	// shares with the app (the mount propagates to the runtime's host).
+	credentialsMounted credentialsHome = iota
+	// credentialsInVolume: in the shared volume, itself a tmpfs (a
+	// companion beside its app, whose mounts reach no one: besideOpts).
+	credentialsInVolume
+	// credentialsInSidecar: in a directory the sidecar and its app share
+	// in memory (a pod's emptyDir).
+	credentialsInSidecar
+)
+
 // attachCredentials gives the companion a's credentials and the app what
 // reaches them: the AWS endpoint's variables (with a token minted for
 // this replica), and the file credentials' directory, bound from the
-// tmpfs the companion mounts in the shared volume (mountpoint), or, where
-// the backend runs the companion as a sidecar, from a directory the two
-// share in memory.
-func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, sidecar bool) {
+// shared volume (mountpoint) or shared with the sidecar, as home says.
+func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, home credentialsHome) {
 	files := false
 	for _, c := range a.Credentials {
 		cfg.Credentials = append(cfg.Credentials, spec.Credential{Name: c.Name, Deliver: c.Deliver})
@@ -44,16 +57,19 @@ func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoi
 	if !files {
 		return
 	}
-	if sidecar {
+	switch home {
+	case credentialsInSidecar:
 		// An emptyDir in memory, which the sidecar writes and the app
 		// reads: nothing to mount.
 		att.Shared = append(att.Shared, backends.SharedDir{Name: "cornus-credentials", SidecarTarget: sharedPath(credentialsSubdir),
 			Target: spec.CredentialDir, ReadOnly: true, Memory: true})
-		return
+	case credentialsInVolume:
+		att.AppMounts = append(att.AppMounts, spec.Mount{Source: path.Join(mountpoint, credentialsSubdir), Target: spec.CredentialDir, ReadOnly: true})
+	default:
+		cfg.MountCredentials = true
+		att.AppMounts = append(att.AppMounts, spec.Mount{Source: path.Join(mountpoint, credentialsSubdir), Target: spec.CredentialDir, ReadOnly: true, Propagation: "rslave"})
+		mountPrivileges(att)
 	}
-	cfg.MountCredentials = true
-	att.AppMounts = append(att.AppMounts, spec.Mount{Source: path.Join(mountpoint, credentialsSubdir), Target: spec.CredentialDir, ReadOnly: true, Propagation: "rslave"})
-	mountPrivileges(att)
 }
 
 // mountPrivileges lets the companion mount in its own mount namespace

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,8 +16,9 @@ import (
 )
 
 // A companion beside its app (incus): sibling in its config and its
-// attachment, sharing the volume without propagation, no privilege;
-// client-local mounts and credentials refused, saying why.
+// attachment, sharing the volume without propagation, no privilege; a
+// file credential in that volume, in memory; client-local mounts and an
+// AWS endpoint refused, saying why.
 func TestSiblingCompanion(t *testing.T) {
 	ctx := context.Background()
 	c := companions(false, true)
@@ -32,10 +34,26 @@ func TestSiblingCompanion(t *testing.T) {
 	if !att.Sibling || len(att.Companion.Mounts) != 1 || att.Companion.Mounts[0].Propagation != "" || len(att.Companion.CapAdd) != 0 {
 		t.Errorf("the attachment: sibling %v, mounts %+v, capAdd %v", att.Sibling, att.Companion.Mounts, att.Companion.CapAdd)
 	}
-	for _, a := range []spec.App{withMounts(spec.App{Name: "web"}), {Name: "web", Credentials: []spec.Credential{{Name: "tok"}}}} {
+	// A file credential: in the shared volume, itself in memory; nothing
+	// the companion mounts.
+	att, _, err = c.Attach(ctx, spec.Project{Name: "p"}, spec.App{Name: "web", Credentials: []spec.Credential{{Name: "tok"}}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ = Parse(att.Companion.Env[EnvConfig])
+	want := spec.Mount{Source: "/var/lib/fake/cornus-caretaker-web-1/credentials", Target: spec.CredentialDir, ReadOnly: true}
+	if cfg.MountCredentials || len(att.Companion.CapAdd) != 0 || !slices.Contains(att.AppMounts, want) {
+		t.Errorf("a file credential beside the app: mounts it %v, capAdd %v, the app's mounts %+v", cfg.MountCredentials, att.Companion.CapAdd, att.AppMounts)
+	}
+	for _, a := range []spec.App{withMounts(spec.App{Name: "web"}), {Name: "web", Credentials: []spec.Credential{{Name: "tok"}, {Name: "aws", Deliver: spec.DeliverAWS}}}} {
 		if _, _, err := c.Attach(ctx, spec.Project{Name: "p"}, a, 1); !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), "beside the app") {
 			t.Errorf("%+v beside the app: %v", a, err)
 		}
+	}
+	// A shared volume on disk (an earlier cornus made it) holds no credential.
+	c.Backend.(*fakeBackend).onDisk = true
+	if _, _, err := c.Attach(ctx, spec.Project{Name: "p"}, spec.App{Name: "web", Credentials: []spec.Credential{{Name: "tok"}}}, 1); !errdefs.IsFailedPrecondition(err) {
+		t.Errorf("credentials in a volume on disk: %v", err)
 	}
 	c.Remote = false
 	if att, ok, err := c.Attach(ctx, spec.Project{Name: "p"}, spec.App{Name: "web"}, 1); err != nil || ok || att.Sibling {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cornus-dev/cornus/backends"
 )
 
 // tmpfsMagic is statfs(2)'s f_type of a tmpfs.
@@ -22,11 +24,16 @@ const tmpfsMagic = 0x01021994
 // before it expires, or on the AWS container-credentials endpoint, which
 // answers only with the app's token. The credential crosses the server
 // and stays on neither its disk nor its log. On kubernetes the caretaker
-// is the pod's sidecar, the tmpfs an emptyDir in memory.
+// is the pod's sidecar, the tmpfs an emptyDir in memory; on incus an
+// instance beside the app, the tmpfs the volume they share.
 func TestRemoteModeCredentials(t *testing.T) {
-	skipBesideTheApp(t, "a credential")
 	srv := startRemoteServer(t)
 	b := daemon(t)
+	// Beside the app (incus) the companion serves no endpoint on the
+	// app's loopback: the AWS credential is refused there
+	// (TestRemoteModeBesideTheApp), the files are delivered.
+	sc, ok := b.(backends.SiblingCompanions)
+	beside := ok && sc.SiblingCompanions()
 	raw := make([]byte, 12)
 	_, _ = rand.Read(raw)
 	secret := hex.EncodeToString(raw)
@@ -60,10 +67,7 @@ services:
         source: {command: [`+mint+`]}
       - name: from-env
         source: {env: CRED_E2E}
-      - name: aws
-        deliver: aws
-        source: {command: [`+aws+`]}
-`, append(srv.env(), "CRED_E2E=env-"+secret)...)
+`+awsCredential(beside, aws), append(srv.env(), "CRED_E2E=env-"+secret)...)
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
 	}
@@ -89,13 +93,10 @@ services:
 	})
 	t.Logf("the 4 s token rewritten after %v", time.Since(start).Round(10*time.Millisecond))
 
-	get := `wget -q -O- --header "Authorization: $AWS_CONTAINER_AUTHORIZATION_TOKEN" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`
-	if got := p.must("compose", "exec", "-T", "app", "sh", "-c", get); !strings.Contains(got, `"AccessKeyId":"AKIA`+secret[:8]+`"`) ||
-		!strings.Contains(got, `"Token":"st-`+secret+`"`) || !strings.Contains(got, `"SecretAccessKey":"sk-`+secret+`"`) {
-		t.Errorf("the AWS endpoint: %q", got)
-	}
-	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", `wget -q -O- --header "Authorization: wrong" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`); code == 0 {
-		t.Errorf("the AWS endpoint answered a wrong token: %q", out)
+	if beside {
+		t.Log("no AWS endpoint beside the app")
+	} else {
+		checkAWSEndpoint(t, p, secret)
 	}
 
 	// Nowhere on the server's disk: its tokens and state directory, its
@@ -149,4 +150,27 @@ func searchFiles(t *testing.T, dir, secret string) int {
 		t.Errorf("search %s: %v", dir, err)
 	}
 	return files
+}
+
+// awsCredential is the compose lines of an AWS credential minted by the
+// command at path, unless beside.
+func awsCredential(beside bool, path string) string {
+	if beside {
+		return ""
+	}
+	return "      - name: aws\n        deliver: aws\n        source: {command: [" + path + "]}\n"
+}
+
+// checkAWSEndpoint reads the AWS credential from the app through its
+// endpoint, with its token and, refused, with a wrong one.
+func checkAWSEndpoint(t *testing.T, p *project, secret string) {
+	t.Helper()
+	get := `wget -q -O- --header "Authorization: $AWS_CONTAINER_AUTHORIZATION_TOKEN" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`
+	if got := p.must("compose", "exec", "-T", "app", "sh", "-c", get); !strings.Contains(got, `"AccessKeyId":"AKIA`+secret[:8]+`"`) ||
+		!strings.Contains(got, `"Token":"st-`+secret+`"`) || !strings.Contains(got, `"SecretAccessKey":"sk-`+secret+`"`) {
+		t.Errorf("the AWS endpoint: %q", got)
+	}
+	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", `wget -q -O- --header "Authorization: wrong" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`); code == 0 {
+		t.Errorf("the AWS endpoint answered a wrong token: %q", out)
+	}
 }

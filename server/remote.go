@@ -64,15 +64,18 @@ func (s *Server) checkRemote() error {
 
 // checkBeside refuses, before anything is made, what remote mode's
 // companions cannot do where they run beside their apps
-// (backends.SiblingCompanions): credentials need the app's namespaces
-// (the caretaker refuses them too). Client-local mounts are the server's
-// there (companionMounts).
+// (backends.SiblingCompanions): an AWS credential endpoint, which must be
+// on the app's loopback (the caretaker refuses it too). Client-local
+// mounts are the server's there (companionMounts); file credentials go
+// in the volume a companion shares with its app, in memory.
 func (s *Server) checkBeside(p spec.Project) error {
 	if !s.siblings {
 		return nil
 	}
-	if with := p.ServicesWithCredentials(); len(with) > 0 {
-		return caretaker.BesideRefusal(s.b.Name(), with[0], "")
+	for _, name := range p.ServicesWithCredentials() {
+		if err := caretaker.BesideRefusal(s.b.Name(), p.Services[name]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -266,14 +266,14 @@ var HostPowerCases = []HostPowerCase{
 		ComposeTop:   "volumes:\n  scratch:\n    driver_opts: {type: tmpfs, device: /dev/null}",
 		DockerVolume: []string{"--opt", "type=tmpfs", "--opt", "device=/dev/null"},
 		Check:        tmpfsAtHost,
-		Unportable:   "Incus and Kubernetes have no tmpfs volumes",
+		Unportable:   "Kubernetes has no tmpfs volumes",
 	},
 	{
 		Name: "inline volume driver options: a tmpfs naming a host device", Field: "volumes[0].driverOpts", Allow: AllowPrivileged,
 		App:        spec.App{Volumes: []spec.VolumeMount{{Target: "/host", DriverOpts: map[string]string{"type": "tmpfs", "device": "/dev/null"}}}},
 		Docker:     []string{"--mount", "type=volume,dst=/host,volume-driver=local,volume-opt=type=tmpfs,volume-opt=device=/dev/null"},
 		Check:      tmpfsAtHost,
-		Unportable: "Incus and Kubernetes have no tmpfs volumes",
+		Unportable: "Kubernetes has no tmpfs volumes",
 	},
 	{
 		Name: "privileged postCreate hook", Field: "hooks.postCreate[0].privileged", Allow: AllowPrivileged,

@@ -35,7 +35,7 @@ func (b *Backend) volumePath(pool, name string) string {
 func (b *Backend) EnsureVolume(ctx context.Context, v backends.VolumeSpec) (backends.Volume, error) {
 	name := v.RuntimeName()
 	if vol, err := b.getVolume(ctx, name); err == nil {
-		return vol, nil
+		return vol, mountVolumeTmpfs(vol.Mountpoint, vol.Options)
 	} else if !errdefs.IsNotFound(err) {
 		return backends.Volume{}, err
 	}
@@ -60,8 +60,11 @@ func (b *Backend) createVolume(ctx context.Context, name, driver string, opts, l
 	switch {
 	case driver != "" && driver != "local":
 		return backends.Volume{}, fmt.Errorf("volume %s: driver %q: only the local driver is supported by the incus backend: %w", name, driver, errdefs.ErrNotImplemented)
-	case len(opts) > 0 && !hostMounted(opts):
-		return backends.Volume{}, fmt.Errorf("volume %s: driver options %v: the incus backend honors a bind of a host directory (type=none, o=bind, device=DIR) and a host block device (type=FS, device=/dev/...) only; use Incus volumes for the rest: %w", name, opts, errdefs.ErrNotImplemented)
+	case len(opts) > 0 && !hostMounted(opts) && hostpolicy.LocalDriverMount(opts).Kind != hostpolicy.MountTmpfs:
+		return backends.Volume{}, fmt.Errorf("volume %s: driver options %v: the incus backend honors a bind of a host directory (type=none, o=bind, device=DIR), a host block device (type=FS, device=/dev/...) and a tmpfs (type=tmpfs) only; use Incus volumes for the rest: %w", name, opts, errdefs.ErrNotImplemented)
+	}
+	if _, _, _, err := tmpfsOptions(opts); err != nil {
+		return backends.Volume{}, fmt.Errorf("volume %s: %w", name, err)
 	}
 	pool, err := b.storagePool(ctx)
 	if err != nil {
@@ -83,7 +86,15 @@ func (b *Backend) createVolume(ctx context.Context, name, driver string, opts, l
 	if err := b.cli.call(ctx, request{method: "POST", path: "/1.0/storage-pools/" + url.PathEscape(pool) + "/volumes/custom", body: body}, nil); err != nil {
 		return backends.Volume{}, fmt.Errorf("create volume %s: %w", name, err)
 	}
-	return b.getVolume(ctx, name)
+	vol, err := b.getVolume(ctx, name)
+	if err == nil {
+		err = mountVolumeTmpfs(vol.Mountpoint, opts)
+	}
+	if err != nil {
+		_ = b.cli.call(context.WithoutCancel(ctx), request{method: "DELETE", path: b.volumePath(pool, volumeName(name))}, nil)
+		return backends.Volume{}, fmt.Errorf("create volume %s: %w", name, err)
+	}
+	return vol, nil
 }
 
 // hostMount reads a volume's local-driver options as the host policy
@@ -167,11 +178,22 @@ func (b *Backend) ListVolumes(ctx context.Context, o backends.ListOptions) ([]ba
 }
 
 // RemoveVolume removes a volume no container uses (force: Incus refuses
-// anyway while one mounts it, so force removes nothing more).
+// anyway while one mounts it, so force removes nothing more). A tmpfs
+// volume's tmpfs is unmounted first, once no instance uses it.
 func (b *Backend) RemoveVolume(ctx context.Context, name string, force bool) error {
 	pool, err := b.storagePool(ctx)
 	if err != nil {
 		return err
+	}
+	var v storageVolume
+	if err := b.cli.call(ctx, request{method: "GET", path: b.volumePath(pool, volumeName(name))}, &v); err == nil {
+		vol := volumeOf(pool, b.cfg.project, v)
+		if _, _, tmpfs, _ := tmpfsOptions(vol.Options); tmpfs && len(v.UsedBy) > 0 {
+			return fmt.Errorf("remove volume %s: volume is in use by %s: %w", name, strings.Join(v.UsedBy, ", "), errdefs.ErrConflict)
+		}
+		if err := unmountVolumeTmpfs(vol.Mountpoint, vol.Options); err != nil {
+			return fmt.Errorf("remove volume %s: %w", name, err)
+		}
 	}
 	if err := b.cli.call(ctx, request{method: "DELETE", path: b.volumePath(pool, volumeName(name))}, nil); err != nil {
 		if strings.Contains(err.Error(), "in use") || strings.Contains(err.Error(), "used by") {
@@ -206,6 +228,9 @@ func (b *Backend) placeStorage(ctx context.Context, cs backends.ContainerSpec, p
 				if errdefs.IsConflict(err) {
 					vol, err = b.getVolume(ctx, v.Name)
 				}
+			}
+			if err == nil {
+				err = mountVolumeTmpfs(vol.Mountpoint, vol.Options)
 			}
 			if err != nil {
 				return fmt.Errorf("volumes[%d]: %w", i, err)
