@@ -95,6 +95,10 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 	if !needEgress && !remote {
 		return engine.Attachment{}, false, nil
 	}
+	wrapper, argv, err := c.envWrapper(ctx, a)
+	if err != nil {
+		return engine.Attachment{}, false, err
+	}
 	c.once.Do(func() { c.image, c.err = EnsureAgentImage(ctx, c.Backend, c.Environ) })
 	if c.err != nil {
 		return engine.Attachment{}, false, fmt.Errorf("services.%s needs the caretaker companion (%s): %w", a.Name, c.why(a), c.err)
@@ -116,7 +120,7 @@ func (c *Companions) Attach(ctx context.Context, p spec.Project, a spec.App, rep
 		Labels: map[string]string{}, StopSignal: "SIGTERM",
 		CapDrop: []string{"ALL"}, ReadOnly: true, SecurityOpt: []string{"no-new-privileges:true"},
 	}
-	att := engine.Attachment{Companion: comp, Ready: ReadyCommand}
+	att := engine.Attachment{Companion: comp, Ready: ReadyCommand, AppEntrypoint: wrapper, AppCommand: argv}
 	if transparent {
 		// Its redirect and its marked sockets, in the namespace it owns;
 		// the app may neither mark its sockets (SO_MARK: CAP_NET_ADMIN,

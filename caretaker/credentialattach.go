@@ -40,7 +40,7 @@ const (
 func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, home credentialsHome) {
 	files := false
 	for _, c := range a.Credentials {
-		cfg.Credentials = append(cfg.Credentials, spec.Credential{Name: c.Name, Deliver: c.Deliver})
+		cfg.Credentials = append(cfg.Credentials, spec.Credential{Name: c.Name, Deliver: c.Deliver, Variable: c.Variable})
 		if c.Deliver == spec.DeliverAWS {
 			tok := make([]byte, 24)
 			_, _ = rand.Read(tok)

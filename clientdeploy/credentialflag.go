@@ -9,13 +9,13 @@ import (
 )
 
 // parseCredential reads one --credential value,
-// [SERVICE/]NAME[@aws]=KIND:VALUE, KIND one of env (a variable), file (a
+// [SERVICE/]NAME[@aws|@env:VARIABLE]=KIND:VALUE, KIND one of env (a variable), file (a
 // path, relative to dir), cmd (a command and its arguments, split at
 // spaces: no shell) or helper (HELPER:REGISTRY, a docker credential
 // helper's login). service is "" for every service.
 func parseCredential(v, dir string) (service string, c spec.Credential, err error) {
 	bad := func(why string) error {
-		return fmt.Errorf("--credential %q: %s: want [SERVICE/]NAME[@aws]=KIND:VALUE, KIND env, file, cmd or helper (e.g. api-token=cmd:./mint-token, aws@aws=cmd:aws configure export-credentials --format process)", v, why)
+		return fmt.Errorf("--credential %q: %s: want [SERVICE/]NAME[@aws|@env:VARIABLE]=KIND:VALUE, KIND env, file, cmd or helper (e.g. api-token=cmd:./mint-token, aws@aws=cmd:aws configure export-credentials --format process, db@env:DB_PASSWORD=cmd:./mint db)", v, why)
 	}
 	lhs, src, ok := strings.Cut(v, "=")
 	if !ok {
@@ -29,6 +29,9 @@ func parseCredential(v, dir string) (service string, c spec.Credential, err erro
 	}
 	if name, deliver, ok := strings.Cut(lhs, "@"); ok {
 		c.Name, c.Deliver = name, deliver
+		if v, ok := strings.CutPrefix(deliver, spec.DeliverEnv+":"); ok {
+			c.Deliver, c.Variable = spec.DeliverEnv, v
+		}
 	} else {
 		c.Name = lhs
 	}

@@ -21,6 +21,7 @@ func TestCredentialFlag(t *testing.T) {
 		"aws@aws=cmd:aws configure export-credentials --format process",
 		"db/config.json=helper:desktop:registry.example.com",
 		"web/mint=cmd:./bin/mint --ttl 1h",
+		"db/pw@env:DB_PASSWORD=env:PW",
 	}, "/proj")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,8 @@ func TestCredentialFlag(t *testing.T) {
 	want := map[string][]spec.Credential{
 		"web": {{Name: "tok", Source: &spec.CredentialSource{File: "/proj/secrets/tok"}}, aws,
 			{Name: "mint", Source: &spec.CredentialSource{Command: []string{"/proj/bin/mint", "--ttl", "1h"}}}},
-		"db": {aws, {Name: "config.json", Source: &spec.CredentialSource{Helper: "desktop", Registry: "registry.example.com"}}},
+		"db": {aws, {Name: "config.json", Source: &spec.CredentialSource{Helper: "desktop", Registry: "registry.example.com"}},
+			{Name: "pw", Deliver: "env", Variable: "DB_PASSWORD", Source: &spec.CredentialSource{Env: "PW"}}},
 	}
 	for svc, w := range want {
 		if got := p.Services[svc].Credentials; !reflect.DeepEqual(got, w) {
@@ -41,7 +43,9 @@ func TestCredentialFlag(t *testing.T) {
 		{"tok=VAR", "no KIND:VALUE"},
 		{"tok=shell:echo", `unknown KIND "shell"`},
 		{"web/a/b=env:A", "want 1-63 letters"},
-		{"tok@smoke=env:A", `"smoke" is not one of file, aws`},
+		{"tok@smoke=env:A", `"smoke" is not one of file, aws, env`},
+		{"tok@env=env:A", "deliver env needs the variable"},
+		{"tok@env:A-B=env:A", "deliver env needs the variable"},
 		{"tok=helper:desktop", "helper:HELPER:REGISTRY"},
 		{"cache/tok=env:A", "no service cache"},
 		{"/tok=env:A", "an empty SERVICE/"},

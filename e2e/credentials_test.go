@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,19 +57,29 @@ printf '{"Version":1,"AccessKeyId":"AKIA%s","SecretAccessKey":"sk-%s","SessionTo
 			t.Fatal(err)
 		}
 	}
+	// An env credential wraps the app's command; a backend without an
+	// image store cannot read the image's, so the service names it.
+	run := "command"
+	if !b.Capabilities().Has(backends.FeatureImages) {
+		run = "entrypoint"
+	}
 	p := newProject(t, `
 services:
   app:
     image: `+image+`
     init: true
     user: "1000"
-    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
+    `+run+`: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.2; done"]
     x-cornus-credentials:
       - name: api-token
         source: {command: [`+mint+`]}
       - name: from-env
         source: {env: CRED_E2E}
-`+awsCredential(beside, aws), append(srv.env(), "CRED_E2E=env-"+secret)...)
+      - name: db-password
+        deliver: env
+        variable: CRED_DB
+        source: {env: CRED_E2E_DB}
+`+awsCredential(beside, aws), append(srv.env(), "CRED_E2E=env-"+secret, "CRED_E2E_DB=db-"+secret)...)
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
 	}
@@ -87,6 +99,7 @@ services:
 	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", "echo x > /run/cornus-credentials/api-token"); code == 0 {
 		t.Errorf("the app rewrote its credential: %q", out)
 	}
+	checkEnvCredential(t, p, b, "CRED_DB=db-"+secret)
 	start := time.Now()
 	waitFor(t, 20*time.Second, "the token rewritten before it expires", func() bool {
 		return strings.Contains(read("api-token"), `"tok-`+secret+`-2"`)
@@ -172,5 +185,34 @@ func checkAWSEndpoint(t *testing.T, p *project, secret string) {
 	}
 	if out, _, code := p.run("compose", "exec", "-T", "app", "sh", "-c", `wget -q -O- --header "Authorization: wrong" "$AWS_CONTAINER_CREDENTIALS_FULL_URI"`); code == 0 {
 		t.Errorf("the AWS endpoint answered a wrong token: %q", out)
+	}
+}
+
+// checkEnvCredential finds want (VARIABLE=value) in the environment of
+// the app's processes (an exec's own has only the container's record),
+// and the value nowhere in that record: read from the tmpfs as the app
+// started, not kept by the runtime.
+func checkEnvCredential(t *testing.T, p *project, b backends.Backend, want string) {
+	t.Helper()
+	const find = `for e in /proc/[0-9]*/environ; do tr '\0' '\n' < "$e" 2>/dev/null; done | grep -x "$1" | head -n 1`
+	if out, errOut, code := p.run("compose", "exec", "-T", "app", "sh", "-c", find, "find", want); code != 0 || out != want+"\n" {
+		t.Errorf("the app's process environment has no %s: exit %d, %q %s", want, code, out, errOut)
+	}
+	if out, _, _ := p.run("compose", "exec", "-T", "app", "sh", "-c", `echo "${CRED_DB:-unset}"`); out != "unset\n" {
+		t.Errorf("an exec's environment (the container's record) holds the credential: %q", out)
+	}
+	cs, err := b.List(context.Background(), backends.ListOptions{Labels: map[string]string{backends.ComposeProject: p.name, backends.ComposeService: "app"}})
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("the app's container: %d, %v", len(cs), err)
+	}
+	d, err := b.Inspect(context.Background(), cs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, value, _ := strings.Cut(want, "=")
+	argv := slices.Concat(d.Config.Entrypoint, d.Config.Cmd) // incus reports the whole as Cmd
+	record := strings.Join(append(argv, d.Config.Env...), "\n")
+	if strings.Contains(record, value) || len(argv) == 0 || argv[0] != "/bin/sh" {
+		t.Errorf("the container's record: command %q, the value in it %v", argv, strings.Contains(record, value))
 	}
 }

@@ -53,6 +53,11 @@ type Attachment struct {
 	// with it); they are the companion's, not the user's, so the host
 	// policy, which checked the user's spec, does not see them.
 	AppMounts []spec.Mount
+	// AppEntrypoint, where set, replaces the app's entrypoint and
+	// AppCommand its command: a wrapper a role runs as the app starts (to
+	// set the credentials it delivers as environment), then the app's own.
+	AppEntrypoint []string
+	AppCommand    []string
 	// Volumes were made for the companion and its app: removed after the
 	// companion (and when creating the replica fails).
 	Volumes []string
@@ -201,9 +206,9 @@ func (e *Engine) sidecar(ctx context.Context, p spec.Project, a spec.App, replic
 	return joined{app: joinApp(a, att), sidecar: sc, undo: dropVolumes}, nil
 }
 
-// joinApp adds what a companion shares with its app: its mounts, and the
-// environment the app does not set itself; and drops what it must not
-// hold.
+// joinApp adds what a companion shares with its app: its mounts, the
+// environment the app does not set itself, a wrapper of its command; and
+// drops what it must not hold.
 func joinApp(app spec.App, att Attachment) spec.App {
 	for _, c := range att.AppCapDrop {
 		if !slices.Contains(app.CapDrop, c) {
@@ -212,6 +217,9 @@ func joinApp(app spec.App, att Attachment) spec.App {
 	}
 	if len(att.AppMounts) > 0 {
 		app.Mounts = append(slices.Clone(app.Mounts), att.AppMounts...)
+	}
+	if att.AppEntrypoint != nil {
+		app.Entrypoint, app.Command = slices.Clone(att.AppEntrypoint), slices.Clone(att.AppCommand)
 	}
 	if len(att.AppEnv) > 0 {
 		app.Env = maps.Clone(app.Env)

@@ -25,6 +25,19 @@ func TestJoinAppDropsCapabilities(t *testing.T) {
 	}
 }
 
+// A wrapper the companion asks for replaces the app's entrypoint and
+// command; without one they stay the user's (nil: the image's).
+func TestJoinAppWrapper(t *testing.T) {
+	a := spec.App{Name: "web", Command: []string{"serve"}}
+	got := joinApp(a, Attachment{AppEntrypoint: []string{"/bin/sh", "-c", "exec \"$@\"", "w"}, AppCommand: []string{"app", "serve"}})
+	if !slices.Equal(got.Entrypoint, []string{"/bin/sh", "-c", "exec \"$@\"", "w"}) || !slices.Equal(got.Command, []string{"app", "serve"}) {
+		t.Errorf("wrapped: entrypoint %q, command %q", got.Entrypoint, got.Command)
+	}
+	if got := joinApp(a, Attachment{}); got.Entrypoint != nil || !slices.Equal(got.Command, a.Command) {
+		t.Errorf("no wrapper: entrypoint %q, command %q", got.Entrypoint, got.Command)
+	}
+}
+
 // A companion beside its app joins the app's networks under none of its
 // names or addresses; the app keeps its own.
 func TestBesideApp(t *testing.T) {

@@ -20,8 +20,12 @@ type Credential struct {
 	// expires; or "aws", the AWS container-credentials endpoint on the
 	// replica's loopback (AWS_CONTAINER_CREDENTIALS_FULL_URI and its
 	// authorization token set in the app), which the AWS SDKs and CLI
-	// read by themselves.
+	// read by themselves; or "env", the variable Variable in the app's
+	// process, set from the file when the process starts (a refresh
+	// reaches the file, not a running process's environment).
 	Deliver string `yaml:"deliver,omitempty" json:"deliver,omitempty"`
+	// Variable names the environment variable of an "env" delivery.
+	Variable string `yaml:"variable,omitempty" json:"variable,omitempty"`
 	// Source is where the client mints it. It is the client's alone: it
 	// never travels to a server (no JSON).
 	Source *CredentialSource `yaml:"source,omitempty" json:"-"`
@@ -85,6 +89,7 @@ func (p Project) servicesWith(has func(App) bool) []string {
 const (
 	DeliverFile = "file"
 	DeliverAWS  = "aws"
+	DeliverEnv  = "env"
 )
 
 // CredentialDir is where an app finds its file credentials.
@@ -95,6 +100,7 @@ const MaxCredentials = 32
 
 var (
 	credentialNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+	variableRE       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 	helperNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 )
 
@@ -112,13 +118,14 @@ func ValidateCredentials(at string, cs []Credential) error {
 
 // validateCredentials checks an app's credentials: valid unique names,
 // a known delivery (one AWS endpoint at most: its variables are one per
-// app), and, where given, one source.
+// app; a variable of its own for each env delivery), and, where given,
+// one source.
 func validateCredentials(at string, cs []Credential, ps *Problems) {
 	if len(cs) > MaxCredentials {
 		ps.add(at, "%d credentials, at most %d", len(cs), MaxCredentials)
 		return
 	}
-	seen := map[string]bool{}
+	seen, vars := map[string]bool{}, map[string]bool{}
 	aws := 0
 	for i, c := range cs {
 		ci := fmt.Sprintf("%s[%d]", at, i)
@@ -134,8 +141,19 @@ func validateCredentials(at string, cs []Credential, ps *Problems) {
 			if aws++; aws == 2 {
 				ps.add(ci+".deliver", "a second aws credential: the AWS SDKs read one endpoint per app (AWS_CONTAINER_CREDENTIALS_FULL_URI)")
 			}
+		case DeliverEnv:
+			switch {
+			case !variableRE.MatchString(c.Variable):
+				ps.add(ci+".variable", "%q: deliver env needs the variable to set, a letter or '_' then letters, digits or '_'", c.Variable)
+			case vars[c.Variable]:
+				ps.add(ci+".variable", "%s is set by two credentials", c.Variable)
+			}
+			vars[c.Variable] = true
 		default:
-			ps.add(ci+".deliver", "%q is not one of file, aws", c.Deliver)
+			ps.add(ci+".deliver", "%q is not one of file, aws, env", c.Deliver)
+		}
+		if c.Variable != "" && c.Deliver != DeliverEnv {
+			ps.add(ci+".variable", "only deliver env sets a variable")
 		}
 		if s := c.Source; s != nil {
 			n := 0

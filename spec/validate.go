@@ -168,6 +168,11 @@ func (p Project) validateApp(name string, a App, ps *Problems) {
 func (a App) validateRemote(at string, ps *Problems) {
 	a.Egress.validate(at+".egress", ps)
 	validateCredentials(at+".credentials", a.Credentials, ps)
+	for i, c := range a.Credentials {
+		if _, set := a.Env[c.Variable]; c.Deliver == DeliverEnv && set {
+			ps.add(fmt.Sprintf("%s.credentials[%d].variable", at, i), "%s is in the service's environment too: remove it there or name another variable", c.Variable)
+		}
+	}
 	if a.Docker && a.Egress != nil && a.Egress.Mode == EgressTransparent {
 		ps.add(at+".docker", "the docker endpoint cannot share a replica with egress mode transparent: the redirect would take the endpoint's own connections to the server; use egress mode proxy (docker honours HTTP_PROXY) or give docker to another service")
 	}

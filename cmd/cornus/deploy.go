@@ -72,7 +72,7 @@ func newDeployCmd(s streams) *cobra.Command {
 	fl.StringVar(&server, "server", "", "Deploy to a cornus server (URL; default $CORNUS_SERVER)")
 	fl.BoolVar(&detach, "detach", false, "With --server, leave the deployment running when this command ends")
 	fl.StringArrayVar(&localMounts, "local-mount", nil, "With --server, bind [SERVICE=]SRC:DST[:ro] of this machine into the apps (all of them without SERVICE=), served live over the session; repeatable")
-	fl.StringArrayVar(&credentials, "credential", nil, "With --server, let the apps (SERVICE/ only that one) ask this machine for credential NAME, minted from env:VAR, file:PATH, cmd:COMMAND ARGS or helper:HELPER:REGISTRY; delivered as /run/cornus-credentials/NAME, or with NAME@aws as the AWS container-credentials endpoint: [SERVICE/]NAME[@aws]=KIND:VALUE; repeatable")
+	fl.StringArrayVar(&credentials, "credential", nil, "With --server, let the apps (SERVICE/ only that one) ask this machine for credential NAME, minted from env:VAR, file:PATH, cmd:COMMAND ARGS or helper:HELPER:REGISTRY; delivered as /run/cornus-credentials/NAME, with NAME@aws as the AWS container-credentials endpoint, or with NAME@env:VARIABLE as that variable at the app's start too: [SERVICE/]NAME[@aws|@env:VARIABLE]=KIND:VALUE; repeatable")
 	ef.add(cmd)
 	return cmd
 }
