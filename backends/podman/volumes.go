@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/containerd/errdefs"
 
@@ -109,7 +110,20 @@ func (b *Backend) listVolumes(ctx context.Context, labels map[string]string) ([]
 		q.Set("filters", filters(map[string][]string{"label": labelFilters(labels)}))
 	}
 	var list []volumeResource
-	if err := b.cli.call(ctx, request{method: "GET", path: "/volumes/json", query: q}, &list); err != nil {
+	err := b.cli.call(ctx, request{method: "GET", path: "/volumes/json", query: q}, &list)
+	// Podman 4.3 fails the whole list with "no such volume" (404) when a
+	// volume it listed is removed before it read it: a race with any
+	// concurrent down, seen in CI. A list is a snapshot: ask again.
+	for try := 1; errdefs.IsNotFound(err) && try <= 5; try++ {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("list volumes: %w", err)
+		case <-time.After(time.Duration(try) * 10 * time.Millisecond):
+		}
+		list = nil
+		err = b.cli.call(ctx, request{method: "GET", path: "/volumes/json", query: q}, &list)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
 	}
 	// Podman 4.3 matches a volume that has any of several label filters:
