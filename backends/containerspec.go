@@ -91,6 +91,18 @@ type ContainerSpec struct {
 	// Sidecar is the replica's companion, for backends whose Capabilities
 	// say Sidecars (nil: none).
 	Sidecar *Sidecar
+	// Loopback are ports on the container's loopback whose connections
+	// the backend passes to unix sockets on its host, where a companion
+	// beside the container serves them (backends.SiblingCompanions: only
+	// such backends are given any).
+	Loopback []LoopbackSocket
+}
+
+// LoopbackSocket is a TCP port on a container's 127.0.0.1 whose
+// connections reach the unix socket Socket on the runtime's host.
+type LoopbackSocket struct {
+	Port   int
+	Socket string
 }
 
 // Sidecar is a companion run in one unit with its container (a native

@@ -44,31 +44,13 @@ func (c *Companions) sharedVolume(ctx context.Context, p spec.Project, a spec.Ap
 	return v, nil
 }
 
-// refuseBeside refuses, for a sibling companion, the roles that need the
-// app's namespaces: a client-local mount of its own (the server mounts
-// them on such a backend), an AWS endpoint on the app's loopback.
+// refuseBeside refuses, for a sibling companion, a client-local mount of
+// its own: its mounts cannot reach the app (on such a backend the server
+// mounts them: companionMounts).
 func refuseBeside(backend string, a spec.App, mounts []AppMount) error {
-	if len(mounts) > 0 {
-		return fmt.Errorf("services.%s: client-local mount at %s: %s, and its mounts cannot reach the app: %w", a.Name, mounts[0].Target, besideWhy(backend), errdefs.ErrNotImplemented)
+	if len(mounts) == 0 {
+		return nil
 	}
-	return BesideRefusal(backend, a)
-}
-
-// BesideRefusal is the refusal, on a backend whose companions run beside
-// their apps (backends.SiblingCompanions), of what a's companion cannot
-// do there: serve an AWS credential endpoint, which the app reaches on
-// its own loopback. nil when a asks for none. The server says it before
-// anything is made; the companion again.
-func BesideRefusal(backend string, a spec.App) error {
-	for i, c := range a.Credentials {
-		if c.Deliver == spec.DeliverAWS {
-			return fmt.Errorf("services.%s.credentials[%d].deliver: aws: %s, and the AWS endpoint must be on the app's loopback: deliver %s as a file (%s/%s): %w",
-				a.Name, i, besideWhy(backend), c.Name, spec.CredentialDir, c.Name, errdefs.ErrNotImplemented)
-		}
-	}
-	return nil
-}
-
-func besideWhy(backend string) string {
-	return fmt.Sprintf("in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces", backend)
+	return fmt.Errorf("services.%s: client-local mount at %s: in the %s backend's remote mode the caretaker runs beside the app, not in its namespaces, and its mounts cannot reach the app: %w",
+		a.Name, mounts[0].Target, backend, errdefs.ErrNotImplemented)
 }

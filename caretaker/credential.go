@@ -35,6 +35,14 @@ const CredentialPort = 15002
 // mounts the tmpfs of the file credentials.
 const credentialsSubdir = "credentials"
 
+// awsSubdir holds, in the shared volume of a companion beside its app,
+// the AWS endpoint's socket (awsSocket), to which the backend passes the
+// app's loopback port (backends.LoopbackSocket). The app does not bind it.
+const (
+	awsSubdir = "aws"
+	awsSocket = "endpoint.sock"
+)
+
 // awsPath is the endpoint's path of credential name.
 func awsPath(name string) string { return "/v1/credentials/" + name }
 
@@ -225,10 +233,11 @@ func writeCredential(dir, name string, value []byte) error {
 }
 
 // serveAWS serves the AWS container-credentials endpoint of names on the
-// replica's loopback, answering only requests with token (the app's
+// replica's loopback (beside the app, on the socket its loopback port is
+// passed to), answering only requests with token (the app's
 // AWS_CONTAINER_AUTHORIZATION_TOKEN).
-func (r *credentialRole) serveAWS(ctx context.Context, wg *sync.WaitGroup, names []string, token string) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(CredentialPort))
+func (r *credentialRole) serveAWS(ctx context.Context, wg *sync.WaitGroup, names []string, token string, beside bool) error {
+	ln, err := awsListener(beside)
 	if err != nil {
 		return fmt.Errorf("caretaker: credentials endpoint: %w", err)
 	}
@@ -305,6 +314,22 @@ func awsContainerCredentials(process []byte) ([]byte, error) {
 	}{in.AccessKeyID, in.SecretAccessKey, in.SessionToken, in.Expiration})
 }
 
+// awsListener is where the AWS endpoint listens: the replica's loopback,
+// or, beside the app, a socket in the volume they share (a predecessor's,
+// left by a crash, replaced).
+func awsListener(beside bool) (net.Listener, error) {
+	if !beside {
+		return net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(CredentialPort))
+	}
+	dir := sharedPath(awsSubdir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(dir, awsSocket)
+	_ = os.Remove(sock)
+	return net.Listen("unix", sock)
+}
+
 // runCredentials starts the role for c's credentials; undo ends what
 // outlives ctx (the tmpfs).
 func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *serverRelay, log *slog.Logger) (func(), error) {
@@ -340,7 +365,7 @@ func runCredentials(ctx context.Context, wg *sync.WaitGroup, c Config, relay *se
 				return nil, fmt.Errorf("caretaker: %w", err)
 			}
 		}
-		if err := r.serveAWS(ctx, wg, aws, c.CredentialToken); err != nil {
+		if err := r.serveAWS(ctx, wg, aws, c.CredentialToken, c.Sibling); err != nil {
 			undo()
 			return nil, err
 		}

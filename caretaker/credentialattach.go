@@ -35,8 +35,10 @@ const (
 
 // attachCredentials gives the companion a's credentials and the app what
 // reaches them: the AWS endpoint's variables (with a token minted for
-// this replica), and the file credentials' directory, bound from the
-// shared volume (mountpoint) or shared with the sidecar, as home says.
+// this replica; beside the app, its loopback port passed to the
+// endpoint's socket in the shared volume), and the file credentials'
+// directory, bound from the shared volume (mountpoint) or shared with the
+// sidecar, as home says.
 func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoint string, home credentialsHome) {
 	files := false
 	for _, c := range a.Credentials {
@@ -50,6 +52,9 @@ func attachCredentials(a spec.App, att *engine.Attachment, cfg *Config, mountpoi
 			}
 			att.AppEnv[EnvAWSCredentialsURI] = "http://127.0.0.1:" + strconv.Itoa(CredentialPort) + awsPath(c.Name)
 			att.AppEnv[EnvAWSAuthorizationTok] = cfg.CredentialToken
+			if home == credentialsInVolume { // beside the app: its loopback is not the companion's
+				att.AppLoopback = append(att.AppLoopback, backends.LoopbackSocket{Port: CredentialPort, Socket: path.Join(mountpoint, awsSubdir, awsSocket)})
+			}
 			continue
 		}
 		files = true

@@ -11,14 +11,15 @@ import (
 
 	"github.com/containerd/errdefs"
 
+	"github.com/cornus-dev/cornus/backends"
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/spec"
 )
 
 // A companion beside its app (incus): sibling in its config and its
 // attachment, sharing the volume without propagation, no privilege; a
-// file credential in that volume, in memory; client-local mounts and an
-// AWS endpoint refused, saying why.
+// file credential in that volume, in memory; the AWS endpoint on a
+// socket there; a client-local mount refused, saying why.
 func TestSiblingCompanion(t *testing.T) {
 	ctx := context.Background()
 	c := companions(false, true)
@@ -45,10 +46,15 @@ func TestSiblingCompanion(t *testing.T) {
 	if cfg.MountCredentials || len(att.Companion.CapAdd) != 0 || !slices.Contains(att.AppMounts, want) {
 		t.Errorf("a file credential beside the app: mounts it %v, capAdd %v, the app's mounts %+v", cfg.MountCredentials, att.Companion.CapAdd, att.AppMounts)
 	}
-	for _, a := range []spec.App{withMounts(spec.App{Name: "web"}), {Name: "web", Credentials: []spec.Credential{{Name: "tok"}, {Name: "aws", Deliver: spec.DeliverAWS}}}} {
-		if _, _, err := c.Attach(ctx, spec.Project{Name: "p"}, a, 1); !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), "beside the app") {
-			t.Errorf("%+v beside the app: %v", a, err)
-		}
+	// The AWS endpoint: the app's loopback port passed to its socket in
+	// the shared volume.
+	att, _, err = c.Attach(ctx, spec.Project{Name: "p"}, spec.App{Name: "web", Credentials: []spec.Credential{{Name: "aws", Deliver: spec.DeliverAWS}}}, 1)
+	wantLoop := []backends.LoopbackSocket{{Port: CredentialPort, Socket: "/var/lib/fake/cornus-caretaker-web-1/aws/endpoint.sock"}}
+	if err != nil || !slices.Equal(att.AppLoopback, wantLoop) || !strings.HasPrefix(att.AppEnv[EnvAWSCredentialsURI], "http://127.0.0.1:15002/") {
+		t.Errorf("an AWS credential beside the app: loopback %+v, env %v, %v", att.AppLoopback, att.AppEnv, err)
+	}
+	if _, _, err := c.Attach(ctx, spec.Project{Name: "p"}, withMounts(spec.App{Name: "web"}), 1); !errdefs.IsNotImplemented(err) || !strings.Contains(err.Error(), "beside the app") {
+		t.Errorf("a client-local mount beside the app: %v", err)
 	}
 	// A shared volume on disk (an earlier cornus made it) holds no credential.
 	c.Backend.(*fakeBackend).onDisk = true

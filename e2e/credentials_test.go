@@ -27,15 +27,11 @@ const tmpfsMagic = 0x01021994
 // answers only with the app's token. The credential crosses the server
 // and stays on neither its disk nor its log. On kubernetes the caretaker
 // is the pod's sidecar, the tmpfs an emptyDir in memory; on incus an
-// instance beside the app, the tmpfs the volume they share.
+// instance beside the app, the tmpfs the volume they share, the endpoint
+// a socket there that the app's loopback port is passed to.
 func TestRemoteModeCredentials(t *testing.T) {
 	srv := startRemoteServer(t)
 	b := daemon(t)
-	// Beside the app (incus) the companion serves no endpoint on the
-	// app's loopback: the AWS credential is refused there
-	// (TestRemoteModeBesideTheApp), the files are delivered.
-	sc, ok := b.(backends.SiblingCompanions)
-	beside := ok && sc.SiblingCompanions()
 	raw := make([]byte, 12)
 	_, _ = rand.Read(raw)
 	secret := hex.EncodeToString(raw)
@@ -79,7 +75,10 @@ services:
         deliver: env
         variable: CRED_DB
         source: {env: CRED_E2E_DB}
-`+awsCredential(beside, aws), append(srv.env(), "CRED_E2E=env-"+secret, "CRED_E2E_DB=db-"+secret)...)
+      - name: aws
+        deliver: aws
+        source: {command: [`+aws+`]}
+`, append(srv.env(), "CRED_E2E=env-"+secret, "CRED_E2E_DB=db-"+secret)...)
 	if _, errOut, code := p.run("compose", "--progress", "plain", "up", "-d"); code != 0 {
 		t.Fatalf("up: %s\nserver:\n%s", errOut, srv.logs.String())
 	}
@@ -106,11 +105,7 @@ services:
 	})
 	t.Logf("the 4 s token rewritten after %v", time.Since(start).Round(10*time.Millisecond))
 
-	if beside {
-		t.Log("no AWS endpoint beside the app")
-	} else {
-		checkAWSEndpoint(t, p, secret)
-	}
+	checkAWSEndpoint(t, p, secret)
 
 	// Nowhere on the server's disk: its tokens and state directory, its
 	// data directory's own part (where it keeps what it knows of
@@ -163,15 +158,6 @@ func searchFiles(t *testing.T, dir, secret string) int {
 		t.Errorf("search %s: %v", dir, err)
 	}
 	return files
-}
-
-// awsCredential is the compose lines of an AWS credential minted by the
-// command at path, unless beside.
-func awsCredential(beside bool, path string) string {
-	if beside {
-		return ""
-	}
-	return "      - name: aws\n        deliver: aws\n        source: {command: [" + path + "]}\n"
 }
 
 // checkAWSEndpoint reads the AWS credential from the app through its

@@ -20,8 +20,8 @@ const agentlistRef = "cornus-test/agentlist:1"
 // volume with it. Port-forward and tunnel reach the app by the address
 // the server names, exec --forward-agent hands it the caller's agent
 // through the shared volume; a client-local mount is the server's, bound
-// from its host as without remote mode; an AWS credential endpoint is
-// refused before anything is made, saying why; down leaves nothing.
+// from its host as without remote mode; down leaves nothing.
+// (Credentials beside the app: TestRemoteModeCredentials.)
 func TestRemoteModeBesideTheApp(t *testing.T) {
 	if sc, ok := daemon(t).(backends.SiblingCompanions); !ok || !sc.SiblingCompanions() {
 		t.Skipf("the %s backend's companions share their app's network namespace: TestRemoteModeForwardAndAgent", daemon(t).Name())
@@ -74,17 +74,5 @@ services:
 	}
 	if cs, _, vs := leftovers(t, b, q.name); cs != 0 || vs != 0 {
 		t.Errorf("after the mount's down: %d containers, %d volumes", cs, vs)
-	}
-
-	// The AWS endpoint must be on the app's loopback: refused, nothing
-	// made, with the file credential beside it (TestRemoteModeCredentials
-	// delivers those).
-	c := newProject(t, "services:\n  app:\n    image: "+image+"\n    x-cornus-credentials: [{name: tok, source: {env: TOK}}, {name: aws, deliver: aws, source: {env: TOK}}]\n", append(srv.env(), "TOK=x")...)
-	_, errOut, code = c.run("compose", "--progress", "plain", "up", "-d")
-	if code == 0 || !strings.Contains(errOut, "services.app.credentials[1].deliver") || !strings.Contains(errOut, "beside the app") {
-		t.Errorf("an AWS credential beside the app: exit %d, %s", code, errOut)
-	}
-	if cs, ns, vs := leftovers(t, b, c.name); cs != 0 || ns != 0 || vs != 0 {
-		t.Errorf("the refused credential: %d containers, %d networks, %d volumes left", cs, ns, vs)
 	}
 }

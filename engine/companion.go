@@ -61,6 +61,10 @@ type Attachment struct {
 	// Volumes were made for the companion and its app: removed after the
 	// companion (and when creating the replica fails).
 	Volumes []string
+	// AppLoopback are ports on the app's loopback passed to a unix socket
+	// the companion serves on the runtime's host, where it runs beside
+	// the app (Sibling): the app's loopback is not its own.
+	AppLoopback []backends.LoopbackSocket
 	// Shared are the directories the companion shares with its app where
 	// the backend runs it as the app's sidecar (Capabilities.Sidecars):
 	// there it has no volumes of its own.
@@ -87,7 +91,9 @@ type joined struct {
 	app     spec.App
 	sidecar *backends.Sidecar // the companion, where the backend runs it in one unit with the app
 	netns   string            // the companion container whose network namespace the app joins
-	undo    func()            // removes the companion
+	// loopback: the app's loopback ports its companion beside it serves.
+	loopback []backends.LoopbackSocket
+	undo     func() // removes the companion
 }
 
 // attach creates and starts replica's companion, if it gets one, and
@@ -169,7 +175,7 @@ func (e *Engine) companion(ctx context.Context, p spec.Project, a spec.App, repl
 	}
 	app.Labels[LabelHasCompanion] = name
 	if att.Sibling {
-		return joined{app: joinApp(app, att), undo: undo}, nil
+		return joined{app: joinApp(app, att), loopback: slices.Clone(att.AppLoopback), undo: undo}, nil
 	}
 	return joined{app: joinApp(app, att), netns: c.ID, undo: undo}, nil
 }

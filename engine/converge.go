@@ -244,7 +244,7 @@ func (e *Engine) createAndStart(ctx context.Context, p spec.Project, a spec.App,
 		e.failed(ctx, name, err)
 		return backends.Container{}, fmt.Errorf("create %s: %w", name, err)
 	}
-	cs.Sidecar = j.sidecar
+	cs.Sidecar, cs.Loopback = j.sidecar, j.loopback
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {
 		e.dropInherited(ctx, inherit, nil)

@@ -152,7 +152,7 @@ func (e *Engine) createOneoff(ctx context.Context, p spec.Project, a spec.App, o
 		j.undo()
 		return backends.Container{}, fmt.Errorf("create %s: %w", name, err)
 	}
-	cs.Sidecar = j.sidecar
+	cs.Sidecar, cs.Loopback = j.sidecar, j.loopback
 	e.progressOf(ctx).Event(progress.Event{Kind: "Container", ID: name, Status: "Creating"})
 	c, err := e.b.Create(ctx, cs)
 	if err != nil {

@@ -171,9 +171,6 @@ func (s *Server) admitUp(ctx context.Context, tenant string, p spec.Project, ses
 	if err := s.checkDocker(p); err != nil {
 		return p, err
 	}
-	if err := s.checkBeside(p); err != nil {
-		return p, err
-	}
 	p, err = s.registryImages(ctx, tenant, p)
 	if err != nil {
 		return p, err

@@ -62,24 +62,6 @@ func (s *Server) checkRemote() error {
 	return nil
 }
 
-// checkBeside refuses, before anything is made, what remote mode's
-// companions cannot do where they run beside their apps
-// (backends.SiblingCompanions): an AWS credential endpoint, which must be
-// on the app's loopback (the caretaker refuses it too). Client-local
-// mounts are the server's there (companionMounts); file credentials go
-// in the volume a companion shares with its app, in memory.
-func (s *Server) checkBeside(p spec.Project) error {
-	if !s.siblings {
-		return nil
-	}
-	for _, name := range p.ServicesWithCredentials() {
-		if err := caretaker.BesideRefusal(s.b.Name(), p.Services[name]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // labelRemoteMounts records each app's client-local mounts on it for its
 // companion (caretaker.LabelLocalMounts) and on the session, which serves
 // only those; it returns a copy of p.

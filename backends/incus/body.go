@@ -138,7 +138,8 @@ func instanceConfig(p plan) (map[string]string, error) {
 }
 
 // instanceDevices are the instance's devices: cornus's binaries and
-// records, NICs, published ports as proxy devices, disks and devices.
+// records, NICs, published ports and loopback sockets as proxy devices,
+// disks and devices.
 func instanceDevices(p plan) map[string]map[string]string {
 	devices := map[string]map[string]string{
 		"cornus-bin":     {"type": "disk", "source": p.BinDir, "path": ctrBinDir, "readonly": "true"},
@@ -166,6 +167,15 @@ func instanceDevices(p plan) map[string]map[string]string {
 			"type": "proxy", "bind": "host",
 			"listen":  fmt.Sprintf("%s:%s:%d", port.Protocol, listen, port.HostPort),
 			"connect": fmt.Sprintf("%s:%s:%d", port.Protocol, connect, port.ContainerPort),
+		}
+	}
+	// A companion beside the app serves these on the host: the proxy
+	// listens in the instance, on its loopback, and connects on the host.
+	for i, l := range p.Spec.Loopback {
+		devices[fmt.Sprintf("loopback%d", i)] = map[string]string{
+			"type": "proxy", "bind": "instance",
+			"listen":  fmt.Sprintf("tcp:127.0.0.1:%d", l.Port),
+			"connect": "unix:" + l.Socket,
 		}
 	}
 	for i, d := range p.Disks {
