@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cornus-dev/cornus/server/api"
 	"github.com/cornus-dev/cornus/server/client"
 	"github.com/cornus-dev/cornus/spec"
@@ -129,8 +131,10 @@ func (r *credentialRole) startFiles(ctx context.Context, names []string, mount b
 			return nil, fmt.Errorf("credentials: a tmpfs at %s: %w", dir, err)
 		}
 	}
-	if err := inMemory(dir); err != nil && !mount {
-		return nil, err
+	if !mount {
+		if err := inMemory(dir); err != nil {
+			return nil, err
+		}
 	}
 	// The refreshers end before the tmpfs goes: a late write would land
 	// on the volume's disk below it.
@@ -195,18 +199,15 @@ func (r *credentialRole) keepFile(ctx context.Context, dir, name string, next ti
 // inMemory refuses a credentials directory on a disk: a volume's or a
 // directory's that a backend should have put in memory and did not.
 func inMemory(dir string) error {
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}
-	if fs.Type != tmpfsMagic {
+	if fs.Type != unix.TMPFS_MAGIC {
 		return fmt.Errorf("credentials: %s is not in memory (file system %#x, not a tmpfs): no credential is written to a disk", dir, fs.Type)
 	}
 	return nil
 }
-
-// tmpfsMagic is a tmpfs's statfs type (TMPFS_MAGIC).
-const tmpfsMagic = 0x01021994
 
 // writeCredential replaces name's file in dir at once (a reader sees the
 // old file or the new one, never part of one).

@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cornus-dev/cornus/backends"
 )
-
-// tmpfsMagic is statfs(2)'s f_type of a tmpfs.
-const tmpfsMagic = 0x01021994
 
 // Issue 30, item 1: the credential role. The client mints each credential
 // from a source on its side (a command printing an expiry, an environment
@@ -145,7 +144,7 @@ func searchFiles(t *testing.T, dir, secret string) int {
 		}
 		var st syscall.Stat_t
 		var fst syscall.Statfs_t
-		if syscall.Stat(path, &st) == nil && st.Dev != root.Dev && syscall.Statfs(path, &fst) == nil && fst.Type == tmpfsMagic {
+		if syscall.Stat(path, &st) == nil && st.Dev != root.Dev && syscall.Statfs(path, &fst) == nil && fst.Type == unix.TMPFS_MAGIC {
 			return nil
 		}
 		files++

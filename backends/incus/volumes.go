@@ -137,11 +137,21 @@ func (b *Backend) getVolume(ctx context.Context, name string) (backends.Volume, 
 	if err != nil {
 		return backends.Volume{}, err
 	}
-	var v storageVolume
-	if err := b.cli.call(ctx, request{method: "GET", path: b.volumePath(pool, volumeName(name))}, &v); err != nil {
-		return backends.Volume{}, fmt.Errorf("volume %s: %w", name, err)
+	v, err := b.readVolume(ctx, pool, name)
+	if err != nil {
+		return backends.Volume{}, err
 	}
 	return volumeOf(pool, b.cfg.project, v), nil
+}
+
+// readVolume is Incus's record of volume name on pool, its users
+// included (which a backends.Volume does not carry).
+func (b *Backend) readVolume(ctx context.Context, pool, name string) (storageVolume, error) {
+	var v storageVolume
+	if err := b.cli.call(ctx, request{method: "GET", path: b.volumePath(pool, volumeName(name))}, &v); err != nil {
+		return v, fmt.Errorf("volume %s: %w", name, err)
+	}
+	return v, nil
 }
 
 // volumeOf is v as the backend reports it; its mountpoint is where a dir
@@ -185,8 +195,7 @@ func (b *Backend) RemoveVolume(ctx context.Context, name string, force bool) err
 	if err != nil {
 		return err
 	}
-	var v storageVolume
-	if err := b.cli.call(ctx, request{method: "GET", path: b.volumePath(pool, volumeName(name))}, &v); err == nil {
+	if v, err := b.readVolume(ctx, pool, name); err == nil {
 		vol := volumeOf(pool, b.cfg.project, v)
 		if _, _, tmpfs, _ := tmpfsOptions(vol.Options); tmpfs && len(v.UsedBy) > 0 {
 			return fmt.Errorf("remove volume %s: volume is in use by %s: %w", name, strings.Join(v.UsedBy, ", "), errdefs.ErrConflict)
