@@ -106,13 +106,34 @@ type eventStream struct {
 	// its stream may repeat.
 	seen map[eventKey]bool
 	seam time.Time
+	// recent: an unbounded stream remembers the events of the last
+	// eventSeam, which a stream asked for again repeats.
+	recent bool
+	prune  int // the size of seen at which old keys are let go
+	sent   int // events read and not skipped as repeats
+}
+
+// remember keeps an event's key; for a stream, the keys older than
+// eventSeam are let go from time to time.
+func (es *eventStream) remember(k eventKey) {
+	es.seen[k] = true
+	if !es.recent || len(es.seen) < es.prune {
+		return
+	}
+	old := time.Now().Add(-2 * eventSeam).UnixNano()
+	for k := range es.seen {
+		if k.time < old {
+			delete(es.seen, k)
+		}
+	}
+	es.prune = max(1024, 2*len(es.seen))
 }
 
 // read reads the log: as a stream when nothing bounds it, else once up to
 // now and then as a stream until o.Until.
 func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url.Values, since time.Time) error {
 	if es.o.Until.IsZero() {
-		return es.b.readEvents(ctx, query(true, since), es.o.Subscribed, es.emitter(ctx))
+		return es.stream(ctx, query, since)
 	}
 	// Podman's processes write the log, each with its own clock reading:
 	// the stream starts a little before the first read ended, and skips
@@ -137,6 +158,43 @@ func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url
 	return nil
 }
 
+// stream reads the log as a stream until ctx ends. Podman may end an
+// answer while ctx lives (CI71: a stream closed before the destroy it
+// awaited); the stream is then asked for again from a little before it
+// ended, and what it repeats is skipped, as after the bounded first read.
+func (es *eventStream) stream(ctx context.Context, query func(bool, time.Time) url.Values, since time.Time) error {
+	subscribed, first := es.o.Subscribed, cmp.Or(since, time.Now())
+	es.seen, es.recent, es.prune = map[eventKey]bool{}, true, 1024
+	for quiet := 0; ; {
+		sent, start := es.sent, time.Now()
+		err := es.b.readEvents(ctx, query(true, since), subscribed, es.emitter(ctx))
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		if es.sent == sent && time.Since(start) < time.Second {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		if quiet == maxQuietEnds {
+			return fmt.Errorf("podman ended the event stream %d times in a row at once", quiet)
+		}
+		subscribed = nil
+		if since = time.Now().Add(-eventSeam); since.Before(first) {
+			since = first // nothing from before the events asked for
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Duration(quiet) * 100 * time.Millisecond):
+		}
+	}
+}
+
+// maxQuietEnds is how many answers in a row that ended within a second
+// and with no event a stream takes before it fails.
+const maxQuietEnds = 5
+
 // emitter sends an event unless it is past Until, a repeat, or a health
 // status that did not change; false when ctx ended.
 func (es *eventStream) emitter(ctx context.Context) func(eventWire) bool {
@@ -147,9 +205,10 @@ func (es *eventStream) emitter(ctx context.Context) func(eventWire) bool {
 		}
 		if k := keyOf(w); es.seen != nil && es.seen[k] {
 			return true
-		} else if !es.seam.IsZero() && !e.Time.Before(es.seam) {
-			es.seen[k] = true
+		} else if es.recent || !es.seam.IsZero() && !e.Time.Before(es.seam) {
+			es.remember(k)
 		}
+		es.sent++
 		if !es.healthChanged(ctx, &e) {
 			return true
 		}
@@ -192,11 +251,11 @@ const eventSeam = 2 * time.Second
 // eventKey identifies one event of podman's log.
 type eventKey struct {
 	id, action string
-	time       int64
+	time       int64 // ns
 }
 
 func keyOf(w eventWire) eventKey {
-	return eventKey{id: w.Actor.ID, action: w.Action, time: cmp.Or(w.TimeNano, w.Time)}
+	return eventKey{id: w.Actor.ID, action: w.Action, time: cmp.Or(w.TimeNano, w.Time*int64(time.Second))}
 }
 
 // readEvents reads one answer of GET /libpod/events, calling subscribed
