@@ -129,3 +129,20 @@ func decodeStrict(t *testing.T, manifests []byte) {
 		}
 	}
 }
+
+// A random hostPort is never one the node's kernel may hand out for port
+// 0 (Linux's default ephemeral range) nor a NodePort: the pod's DNAT would
+// take that node process's traffic.
+func TestRandomHostPort(t *testing.T) {
+	low, high := false, false
+	for range 20000 {
+		p := randomHostPort()
+		if p < 10000 || p > 65535 || p >= 30000 && p <= 60999 {
+			t.Fatalf("host port %d: in 30000-60999 or out of range", p)
+		}
+		low, high = low || p < 30000, high || p > 60999
+	}
+	if !low || !high {
+		t.Fatalf("only one part of the range drawn (low %v, high %v)", low, high)
+	}
+}

@@ -92,8 +92,8 @@ func ownerRef(cm *corev1.ConfigMap) metav1.OwnerReference {
 
 // pickHostPorts chooses the host port of each published port: its own, the
 // first of its range no pod of the namespace uses, or for an ephemeral one
-// (0) a random free-looking port. The node may still hold the port for
-// something else; the kubelet reports that when the pod starts.
+// (0) a random free-looking port (randomHostPort). The node may still hold
+// the port for something else; the kubelet reports that when the pod starts.
 func (b *Backend) pickHostPorts(ctx context.Context, ports []backends.PortMapping) ([]int, error) {
 	if len(ports) == 0 {
 		return nil, nil
@@ -127,7 +127,7 @@ func (b *Backend) pickHostPorts(ctx context.Context, ports []backends.PortMappin
 		switch {
 		case p.HostPort == 0:
 			for try := 0; ; try++ {
-				port := 32768 + rand.IntN(60999-32768)
+				port := randomHostPort()
 				if !used[strconv.Itoa(port)+"/"+proto] || try > 100 {
 					out[i] = port
 					break
@@ -150,6 +150,19 @@ func (b *Backend) pickHostPorts(ctx context.Context, ports []backends.PortMappin
 		used[strconv.Itoa(out[i])+"/"+proto] = true
 	}
 	return out, nil
+}
+
+// randomHostPort is a port of 10000-29999 or 61000-65535: outside Linux's
+// default ephemeral range (32768-60999) and NodePorts' (30000-32767). A
+// hostPort is a DNAT on the node that holds no socket, so a port of the
+// ephemeral range could later be handed to a node process binding port 0,
+// whose traffic the pod would then take.
+func randomHostPort() int {
+	n := 10000 + rand.IntN(20000+4536)
+	if n >= 30000 {
+		n += 31000
+	}
+	return n
 }
 
 // volumeSources finds how each named volume the container mounts reaches

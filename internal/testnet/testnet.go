@@ -5,6 +5,7 @@ package testnet
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,17 +19,20 @@ import (
 // publishes through NAT (CNI's portmap) holds no socket, so the kernel
 // would hand it out again to the next bind of port 0: test packages that
 // run at once then published the same port twice, and a request reached
-// the other test's container. Each port taken is locked in a file of
-// reservedDir (a lock, so a killed test's port is free again).
+// the other test's container; and a test server listening on port 0 got
+// a port another lane's container published, its clients' connections
+// taken by that DNAT (CI72). So the port is one of 10000-29999, below
+// the kernel's ephemeral range, and each port taken is locked in a file
+// of reservedDir (a lock, so a killed test's port is free again).
 func FreePort(t testing.TB) int {
 	t.Helper()
 	_ = os.MkdirAll(reservedDir, 0o777) // best effort: see OpenFile below
 	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		port := 10000 + rand.IntN(20000)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			t.Fatal(err)
+			continue // taken
 		}
-		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
 		f, err := os.OpenFile(filepath.Join(reservedDir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
 		if err != nil {

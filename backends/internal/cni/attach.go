@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,9 +130,8 @@ func checkAttach(o AttachOptions) error {
 }
 
 func checkPort(p PortMapping) error {
-	if p.HostPort == 0 || p.ContainerPort == 0 {
-		return fmt.Errorf("port %d:%d: both ports are required (host port ranges and random ports are not supported): %w",
-			p.HostPort, p.ContainerPort, errdefs.ErrInvalidArgument)
+	if p.ContainerPort == 0 {
+		return fmt.Errorf("port %d:%d: the container port is required: %w", p.HostPort, p.ContainerPort, errdefs.ErrInvalidArgument)
 	}
 	if pr := strings.ToLower(p.Protocol); pr != "tcp" && pr != "udp" {
 		return fmt.Errorf("port %d/%s: protocol must be tcp or udp: %w", p.ContainerPort, p.Protocol, errdefs.ErrInvalidArgument)
@@ -158,7 +158,8 @@ func (m *Manager) attach(ctx context.Context, o AttachOptions) (AttachResult, er
 			return AttachResult{}, err
 		}
 	}
-	plan, err := m.reserve(ctx, o)
+	o.Ports = slices.Clone(o.Ports) // reserve picks the host ports left 0
+	plan, err := m.reserve(ctx, &o)
 	if err != nil {
 		return AttachResult{}, err
 	}
@@ -191,7 +192,7 @@ func (m *Manager) attach(ctx context.Context, o AttachOptions) (AttachResult, er
 // reserve checks the networks, records pending attachments (so a racing
 // RemoveNetwork sees them), makes sure the networks' firewall rules are
 // there (a reboot drops them), and plans one ADD per network.
-func (m *Manager) reserve(ctx context.Context, o AttachOptions) ([]plannedAdd, error) {
+func (m *Manager) reserve(ctx context.Context, o *AttachOptions) ([]plannedAdd, error) {
 	ipt, err := m.iptables()
 	if err != nil {
 		return nil, err
@@ -209,10 +210,13 @@ func (m *Manager) reserve(ctx context.Context, o AttachOptions) ([]plannedAdd, e
 	if err != nil {
 		return nil, err
 	}
+	if err := pickHostPorts(cf, o.ContainerID, o.Ports, ephemeralPorts()); err != nil {
+		return nil, err
+	}
 	if err := checkPortsFree(cf, o.ContainerID, o.Ports); err != nil {
 		return nil, err
 	}
-	c := containerFor(cf, o)
+	c := containerFor(cf, *o)
 	hasRoute := false
 	for _, a := range c.Attachments {
 		hasRoute = hasRoute || !nf.Networks[a.Network].Internal
@@ -241,7 +245,7 @@ func (m *Manager) reserve(ctx context.Context, o AttachOptions) ([]plannedAdd, e
 		ports := i == 0 && len(o.Ports) > 0
 		route := !n.Internal && !hasRoute
 		hasRoute = hasRoute || route
-		add, err := m.plannedAddFor(n, c, o, e, route, ports)
+		add, err := m.plannedAddFor(n, c, *o, e, route, ports)
 		if err != nil {
 			return nil, err
 		}

@@ -12,9 +12,10 @@ import (
 type PortMapping struct {
 	// HostIP restricts the mapping to one host address (e.g. 127.0.0.1);
 	// zero or unspecified means every address.
-	HostIP        netip.Addr `json:"hostIP,omitzero"`
-	HostPort      uint16     `json:"hostPort"`
-	ContainerPort uint16     `json:"containerPort"`
+	HostIP netip.Addr `json:"hostIP,omitzero"`
+	// HostPort 0 asks Attach to pick one (see pickHostPorts).
+	HostPort      uint16 `json:"hostPort"`
+	ContainerPort uint16 `json:"containerPort"`
 	// Protocol is "tcp" or "udp".
 	Protocol string `json:"protocol"`
 }

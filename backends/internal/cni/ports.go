@@ -2,33 +2,121 @@ package cni
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/containerd/errdefs"
 )
+
+// pickHostPorts gives each port published without a host port (0) one,
+// as dockerd does for -p 80, but outside the kernel's ephemeral range
+// (eph): portmap's DNAT holds no socket on the port, so the kernel may
+// hand a port of that range to a host process binding port 0, whose
+// traffic the DNAT would then take (CI72: a test server's on 127.0.0.1,
+// sent to a container long gone). The port is one no container publishes
+// and the host can bind now; NodePorts' 30000-32767 are left alone too.
+func pickHostPorts(cf containersFile, id string, ports []PortMapping, eph [2]int) error {
+	published := map[string][]netip.Addr{} // by port/protocol
+	key := func(port uint16, proto string) string { return strconv.Itoa(int(port)) + "/" + proto }
+	for _, c := range cf.Containers {
+		for _, a := range c.Attachments {
+			for _, q := range a.Ports {
+				if c.ID != id {
+					published[key(q.HostPort, q.Protocol)] = append(published[key(q.HostPort, q.Protocol)], q.HostIP)
+				}
+			}
+		}
+	}
+	free := func(p PortMapping) bool {
+		for _, ip := range published[key(p.HostPort, p.Protocol)] {
+			if ipsOverlap(ip, p.HostIP) {
+				return false
+			}
+		}
+		return bindable(p) == nil
+	}
+	for i := range ports {
+		if ports[i].HostPort != 0 {
+			continue
+		}
+		// From a random port on, every candidate once.
+		start, picked := rand.IntN(65536-pickLow), false
+		for k := 0; k < 65536-pickLow && !picked; k++ {
+			n := pickLow + (start+k)%(65536-pickLow)
+			if n >= eph[0] && n <= eph[1] || n >= 30000 && n <= 32767 {
+				continue
+			}
+			p := ports[i]
+			p.HostPort = uint16(n)
+			if picked = free(p); picked {
+				ports[i] = p
+				published[key(p.HostPort, p.Protocol)] = append(published[key(p.HostPort, p.Protocol)], p.HostIP)
+			}
+		}
+		if !picked {
+			return fmt.Errorf("port %d/%s: no free host port outside the ephemeral range %d-%d: %w",
+				ports[i].ContainerPort, ports[i].Protocol, eph[0], eph[1], errdefs.ErrUnavailable)
+		}
+	}
+	return nil
+}
+
+// pickLow is the lowest host port pickHostPorts hands out.
+const pickLow = 10000
+
+// ephemeralPorts is the kernel's range for port 0 and outgoing
+// connections (net.ipv4.ip_local_port_range; Linux's default if unread).
+func ephemeralPorts() [2]int {
+	eph := [2]int{32768, 60999}
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return eph
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return eph
+	}
+	lo, err1 := strconv.Atoi(f[0])
+	hi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || lo > hi {
+		return eph
+	}
+	return [2]int{lo, hi}
+}
 
 // checkPortsFree refuses host ports another container publishes or a
 // host process has bound, as dockerd does ("port is already allocated"):
 // a DNAT rule alone would silently steal or lose the traffic.
 func checkPortsFree(cf containersFile, id string, ports []PortMapping) error {
 	for _, p := range ports {
-		for _, c := range cf.Containers {
-			if c.ID == id {
-				continue
-			}
-			for _, a := range c.Attachments {
-				for _, q := range a.Ports {
-					if q.HostPort == p.HostPort && q.Protocol == p.Protocol && ipsOverlap(q.HostIP, p.HostIP) {
-						return portTaken(p, fmt.Sprintf("container %.12s publishes it", c.ID))
-					}
+		if err := portFree(cf, id, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// portFree refuses p's host port if another container publishes it or
+// the host cannot bind it.
+func portFree(cf containersFile, id string, p PortMapping) error {
+	for _, c := range cf.Containers {
+		if c.ID == id {
+			continue
+		}
+		for _, a := range c.Attachments {
+			for _, q := range a.Ports {
+				if q.HostPort == p.HostPort && q.Protocol == p.Protocol && ipsOverlap(q.HostIP, p.HostIP) {
+					return portTaken(p, fmt.Sprintf("container %.12s publishes it", c.ID))
 				}
 			}
 		}
-		if err := bindable(p); err != nil {
-			return portTaken(p, err.Error())
-		}
+	}
+	if err := bindable(p); err != nil {
+		return portTaken(p, err.Error())
 	}
 	return nil
 }

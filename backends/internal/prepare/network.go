@@ -3,7 +3,6 @@ package prepare
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -118,7 +117,7 @@ func (h Host) Network(ctx context.Context, in NetworkInput, undo *[]func()) (Net
 }
 
 // portMappings publishes fixed host ports; a range takes its first port
-// and port 0 a free one picked now (portmap needs a number).
+// and port 0 one the CNI manager picks (cni.PortMapping).
 func portMappings(ps []backends.PortMapping, backend string) ([]cni.PortMapping, error) {
 	var out []cni.PortMapping
 	for _, p := range ps {
@@ -133,38 +132,9 @@ func portMappings(ps []backends.PortMapping, backend string) ([]cni.PortMapping,
 		if p.Protocol == "sctp" {
 			return nil, fmt.Errorf("ports: sctp is not supported by the %s backend: %w", backend, errdefs.ErrNotImplemented)
 		}
-		if m.HostPort == 0 {
-			free, err := freePort(p.Protocol, p.HostIP)
-			if err != nil {
-				return nil, err
-			}
-			m.HostPort = free
-		}
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// freePort picks a free host port now, for a publish without one (portmap
-// needs a number; Docker picks from the ephemeral range the same way).
-func freePort(proto, hostIP string) (uint16, error) {
-	if hostIP == "" {
-		hostIP = "0.0.0.0"
-	}
-	if proto == "udp" {
-		c, err := net.ListenPacket("udp", net.JoinHostPort(hostIP, "0"))
-		if err != nil {
-			return 0, fmt.Errorf("ports: pick a free udp port: %w", err)
-		}
-		defer c.Close()
-		return uint16(c.LocalAddr().(*net.UDPAddr).Port), nil
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(hostIP, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("ports: pick a free tcp port: %w", err)
-	}
-	defer l.Close()
-	return uint16(l.Addr().(*net.TCPAddr).Port), nil
 }
 
 func hostIP(a netip.Addr) string {
