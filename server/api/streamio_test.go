@@ -87,3 +87,28 @@ func TestEarlyDeadline(t *testing.T) {
 		t.Fatal("the read waited past the caller's deadline")
 	}
 }
+
+// The readers of header lines are reused (issue 29): what one stream
+// buffered behind its header stays that stream's once its reader reads
+// another stream's header.
+func TestHeaderReaderReused(t *testing.T) {
+	open := func(early string) net.Conn {
+		opener, peer := net.Pipe()
+		t.Cleanup(func() { opener.Close(); peer.Close() })
+		go func() { _, _ = opener.Write(append(HeaderLine(StreamHeader{Op: OpEgress}), early...)) }()
+		_, st, err := ReadHeader(peer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	var streams []net.Conn
+	for _, early := range []string{"first", "other"} {
+		streams = append(streams, open(early))
+	}
+	for i, want := range []string{"first", "other"} {
+		if got := string(TakeEarly(streams[i])); got != want {
+			t.Fatalf("stream %d: %q behind its header, want %q", i, got, want)
+		}
+	}
+}
