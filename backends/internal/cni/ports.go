@@ -20,25 +20,7 @@ import (
 // sent to a container long gone). The port is one no container publishes
 // and the host can bind now; NodePorts' 30000-32767 are left alone too.
 func pickHostPorts(cf containersFile, id string, ports []PortMapping, eph [2]int) error {
-	published := map[string][]netip.Addr{} // by port/protocol
-	key := func(port uint16, proto string) string { return strconv.Itoa(int(port)) + "/" + proto }
-	for _, c := range cf.Containers {
-		for _, a := range c.Attachments {
-			for _, q := range a.Ports {
-				if c.ID != id {
-					published[key(q.HostPort, q.Protocol)] = append(published[key(q.HostPort, q.Protocol)], q.HostIP)
-				}
-			}
-		}
-	}
-	free := func(p PortMapping) bool {
-		for _, ip := range published[key(p.HostPort, p.Protocol)] {
-			if ipsOverlap(ip, p.HostIP) {
-				return false
-			}
-		}
-		return bindable(p) == nil
-	}
+	idx := publishedPorts(cf, id)
 	for i := range ports {
 		if ports[i].HostPort != 0 {
 			continue
@@ -52,9 +34,9 @@ func pickHostPorts(cf containersFile, id string, ports []PortMapping, eph [2]int
 			}
 			p := ports[i]
 			p.HostPort = uint16(n)
-			if picked = free(p); picked {
+			if picked = idx.free(p) == nil; picked {
 				ports[i] = p
-				published[key(p.HostPort, p.Protocol)] = append(published[key(p.HostPort, p.Protocol)], p.HostIP)
+				idx.add(p, id)
 			}
 		}
 		if !picked {
@@ -92,27 +74,51 @@ func ephemeralPorts() [2]int {
 // host process has bound, as dockerd does ("port is already allocated"):
 // a DNAT rule alone would silently steal or lose the traffic.
 func checkPortsFree(cf containersFile, id string, ports []PortMapping) error {
+	idx := publishedPorts(cf, id)
 	for _, p := range ports {
-		if err := portFree(cf, id, p); err != nil {
+		if err := idx.free(p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// portFree refuses p's host port if another container publishes it or
-// the host cannot bind it.
-func portFree(cf containersFile, id string, p PortMapping) error {
+// hostPorts holds who publishes each host port ("port/protocol").
+type hostPorts map[string][]publisher
+
+type publisher struct {
+	ip        netip.Addr
+	container string
+}
+
+// publishedPorts indexes the host ports the containers other than id
+// publish.
+func publishedPorts(cf containersFile, id string) hostPorts {
+	idx := hostPorts{}
 	for _, c := range cf.Containers {
 		if c.ID == id {
 			continue
 		}
 		for _, a := range c.Attachments {
 			for _, q := range a.Ports {
-				if q.HostPort == p.HostPort && q.Protocol == p.Protocol && ipsOverlap(q.HostIP, p.HostIP) {
-					return portTaken(p, fmt.Sprintf("container %.12s publishes it", c.ID))
-				}
+				idx.add(q, c.ID)
 			}
+		}
+	}
+	return idx
+}
+
+func (idx hostPorts) add(p PortMapping, container string) {
+	k := strconv.Itoa(int(p.HostPort)) + "/" + p.Protocol
+	idx[k] = append(idx[k], publisher{p.HostIP, container})
+}
+
+// free refuses p's host port if a container publishes it or the host
+// cannot bind it.
+func (idx hostPorts) free(p PortMapping) error {
+	for _, q := range idx[strconv.Itoa(int(p.HostPort))+"/"+p.Protocol] {
+		if ipsOverlap(q.ip, p.HostIP) {
+			return portTaken(p, fmt.Sprintf("container %.12s publishes it", q.container))
 		}
 	}
 	if err := bindable(p); err != nil {
