@@ -102,22 +102,23 @@ type eventStream struct {
 	now time.Time // events from now on are live
 	// health holds the status last sent, by container ID.
 	health map[string]string
-	// seen holds the events of the log's first read (after seam) that
-	// its stream may repeat.
-	seen map[eventKey]bool
-	seam time.Time
-	// recent: an unbounded stream remembers the events of the last
-	// eventSeam, which a stream asked for again repeats.
-	recent bool
-	prune  int // the size of seen at which old keys are let go
-	sent   int // events read and not skipped as repeats
+	// seen holds the events a stream may repeat: of the log's first read
+	// (after seam), or an unbounded stream's recent ones.
+	seen  map[eventKey]bool
+	seam  time.Time
+	prune int // the size of seen at which an unbounded stream lets old keys go
+	sent  int // events read and not skipped as repeats
 }
+
+// unbounded: the stream runs until ctx ends, remembering the events of
+// the last eventSeam, which a stream asked for again repeats.
+func (es *eventStream) unbounded() bool { return es.o.Until.IsZero() }
 
 // remember keeps an event's key; for a stream, the keys older than
 // eventSeam are let go from time to time.
 func (es *eventStream) remember(k eventKey) {
 	es.seen[k] = true
-	if !es.recent || len(es.seen) < es.prune {
+	if !es.unbounded() || len(es.seen) < es.prune {
 		return
 	}
 	old := time.Now().Add(-2 * eventSeam).UnixNano()
@@ -132,7 +133,7 @@ func (es *eventStream) remember(k eventKey) {
 // read reads the log: as a stream when nothing bounds it, else once up to
 // now and then as a stream until o.Until.
 func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url.Values, since time.Time) error {
-	if es.o.Until.IsZero() {
+	if es.unbounded() {
 		return es.stream(ctx, query, since)
 	}
 	// Podman's processes write the log, each with its own clock reading:
@@ -164,7 +165,7 @@ func (es *eventStream) read(ctx context.Context, query func(bool, time.Time) url
 // ended, and what it repeats is skipped, as after the bounded first read.
 func (es *eventStream) stream(ctx context.Context, query func(bool, time.Time) url.Values, since time.Time) error {
 	subscribed, first := es.o.Subscribed, cmp.Or(since, time.Now())
-	es.seen, es.recent, es.prune = map[eventKey]bool{}, true, 1024
+	es.seen, es.prune = map[eventKey]bool{}, 1024
 	for quiet := 0; ; {
 		sent, start := es.sent, time.Now()
 		err := es.b.readEvents(ctx, query(true, since), subscribed, es.emitter(ctx))
@@ -205,7 +206,7 @@ func (es *eventStream) emitter(ctx context.Context) func(eventWire) bool {
 		}
 		if k := keyOf(w); es.seen != nil && es.seen[k] {
 			return true
-		} else if es.recent || !es.seam.IsZero() && !e.Time.Before(es.seam) {
+		} else if es.unbounded() || !es.seam.IsZero() && !e.Time.Before(es.seam) {
 			es.remember(k)
 		}
 		es.sent++

@@ -109,14 +109,16 @@ func publishedPorts(cf containersFile, id string) hostPorts {
 }
 
 func (idx hostPorts) add(p PortMapping, container string) {
-	k := strconv.Itoa(int(p.HostPort)) + "/" + p.Protocol
+	k := hostPortKey(p)
 	idx[k] = append(idx[k], publisher{p.HostIP, container})
 }
+
+func hostPortKey(p PortMapping) string { return strconv.Itoa(int(p.HostPort)) + "/" + p.Protocol }
 
 // free refuses p's host port if a container publishes it or the host
 // cannot bind it.
 func (idx hostPorts) free(p PortMapping) error {
-	for _, q := range idx[strconv.Itoa(int(p.HostPort))+"/"+p.Protocol] {
+	for _, q := range idx[hostPortKey(p)] {
 		if ipsOverlap(q.ip, p.HostIP) {
 			return portTaken(p, fmt.Sprintf("container %.12s publishes it", q.container))
 		}
